@@ -1,0 +1,9 @@
+# Warnings as errors for kiln's own targets (not for third-party headers,
+# which are included as SYSTEM).
+add_library(kiln_warnings INTERFACE)
+target_compile_options(kiln_warnings INTERFACE -Wall -Wextra -Werror -Wno-unused-parameter)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # GCC 12 reports std::string concatenation at -O3 as overlapping or
+  # oversized memcpy (GCC bugs 105329, 105651): false positives.
+  target_compile_options(kiln_warnings INTERFACE -Wno-restrict -Wno-stringop-overflow -Wno-array-bounds)
+endif()

@@ -1,0 +1,96 @@
+// The compile pipeline: IR generation, lowering, O3, code generation, each
+// stage timed and kept as text in the CompiledKernel.
+#include "compiler/compile.hpp"
+
+#include <chrono>
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "compiler/cpu/lower_to_llvm.hpp"
+#include "compiler/frontend/ir_gen.hpp"
+#include "compiler/llvm/codegen.hpp"
+#include "compiler/support/sha256.hpp"
+
+namespace kiln::compiler {
+
+namespace {
+
+class StageTimer {
+public:
+  explicit StageTimer(std::vector<StageTime> &out) : out_(out), start_(clock::now()) {}
+  void stage(const char *name) {
+    const auto now = clock::now();
+    out_.push_back({name, std::chrono::duration<double, std::milli>(now - start_).count()});
+    start_ = now;
+  }
+
+private:
+  using clock = std::chrono::steady_clock;
+  std::vector<StageTime> &out_;
+  clock::time_point start_;
+};
+
+} // namespace
+
+std::string ParamSpec::type_str() const {
+  if (is_constexpr)
+    return "constexpr";
+  std::string name(dtype_name(dtype));
+  return is_pointer ? (is_const ? "*k" : "*") + name : name;
+}
+
+std::string specialization_str(const frontend::JitFunctionInfo &fn, const std::vector<ParamSpec> &params) {
+  std::string s = "(";
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ParamSpec &p = params[i];
+    s += (i ? ", " : "") + fn.params[i].name + ": " + p.type_str();
+    if (p.is_constexpr)
+      s += "=" + p.value.repr();
+    else if (p.divisible16)
+      s += ":D";
+  }
+  return s + ")";
+}
+
+CompileOutput compile(const CompileRequest &r) {
+  CompileOutput out;
+  CompiledKernel &k = out.kernel;
+  StageTimer timer(k.times);
+  k.name = r.function->name;
+  k.target = r.target.str();
+  k.options = r.options;
+  k.specialization = specialization_str(*r.function, r.params);
+  for (size_t i = 0; i < r.params.size(); ++i)
+    if (!r.params[i].is_constexpr)
+      k.params.push_back({r.function->params[i].name, r.params[i].dtype, r.params[i].is_pointer});
+
+  GlobalValues own;
+  if (!r.globals)
+    own = r.module->globals;
+  auto gen = frontend::generate_ir(*r.function, r.params, r.globals ? *r.globals : own, r.options);
+  out.used_globals = std::move(gen.used_globals);
+  k.stages["ir"] = ir::print(gen.program);
+  timer.stage("ir");
+
+  if (r.target.kind != Target::Kind::Cpu)
+    throw RuntimeError("the cuda target is not implemented yet; use --backend cpu");
+
+  llvm::LLVMContext ctx;
+  auto tm = llvmgen::target_machine(r.target, r.options);
+  std::unique_ptr<llvm::Module> mod = cpu::lower_to_llvm(gen.program, r.options, ctx);
+  llvmgen::prepare_module(*mod, *tm);
+  timer.stage("llir");
+  llvmgen::optimize(*mod, *tm);
+  k.stages["llir"] = llvmgen::print_module(*mod);
+  timer.stage("opt");
+  k.binary = llvmgen::emit_object(*mod, *tm);
+  k.binary_kind = "obj";
+  k.entry = k.name;
+  timer.stage("obj");
+  k.hash = sha256_hex(std::string_view(reinterpret_cast<const char *>(k.binary.data()), k.binary.size()));
+  return out;
+}
+
+} // namespace kiln::compiler

@@ -1,0 +1,53 @@
+// Loads CPU object files into this process with LLVM ORC (JITLink), so that
+// a compiled or cached kernel becomes a callable function.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace kiln::cpu {
+
+/// The entry point of a CPU kernel (see lower_to_llvm.hpp).
+using EntryFn = void (*)(void **args, const uint32_t *grid, uint64_t begin, uint64_t end);
+
+class ObjectLoader;
+
+/// A loaded object; unloads it when destroyed.
+class LoadedObject {
+public:
+  ~LoadedObject();
+  LoadedObject(const LoadedObject &) = delete;
+  LoadedObject &operator=(const LoadedObject &) = delete;
+
+  EntryFn entry() const { return entry_; }
+
+private:
+  friend class ObjectLoader;
+  LoadedObject() = default;
+  ObjectLoader *loader_ = nullptr;
+  void *dylib_ = nullptr;
+  EntryFn entry_ = nullptr;
+};
+
+/// One ORC JIT session. load() is safe from several threads at once; each
+/// object gets its own JITDylib so that specializations of one kernel, which
+/// share a symbol name, do not clash. The loader must outlive its objects.
+class ObjectLoader {
+public:
+  static std::unique_ptr<ObjectLoader> create();
+  ~ObjectLoader();
+
+  /// Links `object` and resolves `entry`. Throws RuntimeError on a bad object.
+  std::unique_ptr<LoadedObject> load(std::span<const uint8_t> object, const std::string &entry);
+
+private:
+  friend class LoadedObject;
+  ObjectLoader();
+  void unload(void *dylib);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kiln::cpu

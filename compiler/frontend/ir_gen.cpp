@@ -1,0 +1,527 @@
+// The IR generator's statements: assignment, runtime and constexpr control
+// flow, static unrolling, returns. Expressions are in ir_gen_expr.cpp and
+// tl.* builtins in ir_gen_builtins.cpp.
+#include "compiler/frontend/ir_gen_impl.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kiln::frontend {
+
+using ir::OpKind;
+using ir::Type;
+
+bool Val::same_as(const Val &o) const {
+  if (kind != o.kind)
+    return false;
+  switch (kind) {
+  case Kind::Tensor: return v == o.v;
+  case Kind::Const: return c == o.c;
+  case Kind::DType: return type == o.type;
+  case Kind::Function: return fn == o.fn;
+  default: return false;
+  }
+}
+
+const Val *CallArgs::find(size_t index, const char *name) const {
+  if (index < pos.size())
+    return &pos[index];
+  for (const auto &[k, v] : kw)
+    if (k == name)
+      return &v;
+  return nullptr;
+}
+
+IrGen::IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,
+             const Options &options, ir::Program &program)
+    : kernel_(kernel), globals_(globals), options_(options), program_(program),
+      source_(kernel.module->ast.source.get()) {}
+
+void IrGen::fail(Loc loc, const std::string &message) const { throw source_->error(loc, message); }
+
+void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
+  auto fn = std::make_unique<ir::Function>();
+  fn->name = kernel_.name;
+  fn->is_kernel = true;
+  ir::Builder b(*fn);
+  builder_ = &b;
+  sem_ = std::make_unique<Semantic>(b, *source_);
+
+  Frame frame;
+  frame.fn = &kernel_;
+  for (size_t i = 0; i < kernel_.params.size(); ++i) {
+    const ParamInfo &p = kernel_.params[i];
+    const compiler::ParamSpec &s = params.at(i);
+    if (s.is_constexpr) {
+      frame.scope[p.name] = Val::constant(s.value);
+      continue;
+    }
+    if (p.is_constexpr)
+      fail(p.loc, "parameter '" + p.name + "' is tl.constexpr but was given a runtime value");
+    ir::Value *arg = fn->new_value(s.is_pointer ? Type::ptr(s.dtype) : Type::scalar(s.dtype), nullptr);
+    arg->facts.divisible16 = s.divisible16;
+    fn->body.args.push_back(arg);
+    fn->param_names.push_back(p.name);
+    frame.scope[p.name] = Val::tensor(arg);
+  }
+  frame_ = &frame;
+  program_.functions.push_back(std::move(fn));
+  exec_body(kernel_.def->body);
+  b.set_loc(kernel_.def->loc);
+  b.create(OpKind::Return, {}, {});
+}
+
+void IrGen::exec_body(const Body &body) {
+  for (const StmtPtr &s : body) {
+    if (frame_->returned)
+      return;
+    exec(*s);
+  }
+}
+
+void IrGen::exec(const Stmt &s) {
+  builder().set_loc(s.loc);
+  switch (s.kind) {
+  case StmtKind::Assign: {
+    Val v = eval(*s.value);
+    for (const ExprPtr &t : s.targets)
+      assign(*t, v);
+    return;
+  }
+  case StmtKind::AnnAssign:
+    if (s.value)
+      assign(*s.targets[0], eval(*s.value));
+    return;
+  case StmtKind::AugAssign: {
+    const Expr &target = *s.targets[0];
+    if (target.kind != ExprKind::Name)
+      fail(target.loc, "augmented assignment needs a plain variable on the left; use tl.store for memory");
+    Val cur = lookup(target.id, target.loc);
+    Val rhs = eval(*s.value);
+    builder().set_loc(s.loc);
+    assign(target, binop(s.op, cur, rhs, s.loc));
+    return;
+  }
+  case StmtKind::ExprStmt:
+    if (s.value->kind != ExprKind::Str) // docstrings
+      eval(*s.value);
+    return;
+  case StmtKind::If: return exec_if(s);
+  case StmtKind::For: return exec_for(s);
+  case StmtKind::While: return exec_while(s);
+  case StmtKind::Return: return exec_return(s);
+  case StmtKind::Pass: return;
+  case StmtKind::Assert: {
+    Val test = eval(*s.test);
+    if (test.is_const()) {
+      if (!test.c.truthy())
+        fail(s.loc, "assertion failed at compile time" +
+                        (s.value && s.value->kind == ExprKind::Str ? ": " + s.value->id : std::string()));
+      return;
+    }
+    if (options_.debug || frame_->fn->debug) {
+      ir::Op *op = builder().create(OpKind::Assert, {sem().to_bool(to_tensor(test, "assert"))}, {});
+      op->str = s.value && s.value->kind == ExprKind::Str ? s.value->id : "assertion failed";
+    }
+    return;
+  }
+  case StmtKind::Break:
+  case StmtKind::Continue:
+    fail(s.loc, std::string("'") + (s.kind == StmtKind::Break ? "break" : "continue") +
+                    "' is not supported in kernels (Triton does not support it either); "
+                    "use a while loop with a condition");
+  case StmtKind::FunctionDef:
+    fail(s.loc, "nested function definitions are not supported; define '" + s.id +
+                    "' at module level with @triton.jit");
+  case StmtKind::Import:
+  case StmtKind::ImportFrom: fail(s.loc, "imports must be at module level");
+  case StmtKind::Unsupported: fail(s.loc, "'" + s.id + "' statements are not supported in kernels");
+  }
+}
+
+void IrGen::assign(const Expr &target, Val value) {
+  switch (target.kind) {
+  case ExprKind::Name:
+    frame_->scope[target.id] = std::move(value);
+    return;
+  case ExprKind::Tuple:
+  case ExprKind::List:
+    if (value.kind != Val::Kind::Tuple)
+      fail(target.loc, "cannot unpack a single value into " + std::to_string(target.children.size()) +
+                           " names; the right-hand side must be a tuple");
+    if (value.elems.size() != target.children.size())
+      fail(target.loc, "cannot unpack " + std::to_string(value.elems.size()) + " values into " +
+                           std::to_string(target.children.size()) + " names");
+    for (size_t i = 0; i < target.children.size(); ++i)
+      assign(*target.children[i], value.elems[i]);
+    return;
+  case ExprKind::Subscript:
+    fail(target.loc, "assignment to an element of a tensor is not supported; use tl.store for memory "
+                     "or tl.where to update a block");
+  default: fail(target.loc, "cannot assign to this expression");
+  }
+}
+
+// ---- which names a body assigns (loop-carried values, if results) ----
+
+namespace {
+
+void collect_targets(const Expr &t, std::vector<std::string> &out) {
+  if (t.kind == ExprKind::Name)
+    out.push_back(t.id);
+  else if (t.kind == ExprKind::Tuple || t.kind == ExprKind::List)
+    for (const ExprPtr &c : t.children)
+      collect_targets(*c, out);
+}
+
+void collect_assigned(const Body &body, std::vector<std::string> &out) {
+  for (const StmtPtr &s : body) {
+    switch (s->kind) {
+    case StmtKind::Assign:
+    case StmtKind::AnnAssign:
+    case StmtKind::AugAssign:
+    case StmtKind::For:
+      for (const ExprPtr &t : s->targets)
+        collect_targets(*t, out);
+      break;
+    default: break;
+    }
+    collect_assigned(s->body, out);
+    collect_assigned(s->orelse, out);
+  }
+}
+
+} // namespace
+
+std::vector<std::string> IrGen::carried_names(const Body &body) const {
+  std::vector<std::string> all;
+  collect_assigned(body, all);
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string &n : all)
+    if (frame_->scope.count(n) && seen.insert(n).second)
+      out.push_back(n);
+  return out;
+}
+
+ir::Value *IrGen::yield_value(const std::string &name, const Val &v, const Type &type) {
+  if (v.is_const() && v.c.is_number()) {
+    ir::Value *t = to_tensor(v, name.c_str());
+    if (!t->type.is_block() && !type.is_block())
+      return sem().cast(t, type);
+  }
+  if (!v.is_tensor())
+    fail("variable '" + name + "' must keep a tensor value across the loop or branch");
+  if (v.v->type != type)
+    fail("variable '" + name + "' has type " + type.str() + " before the loop or branch but " +
+         v.v->type.str() + " after it; give it its final type up front (e.g. tl.zeros(shape, dtype) "
+         "or .to(dtype))");
+  return v.v;
+}
+
+// ---- if ----
+
+void IrGen::exec_if(const Stmt &s) {
+  Val cond = eval(*s.test);
+  builder().set_loc(s.loc);
+  if (cond.kind != Val::Kind::Tensor) {
+    if (cond.kind == Val::Kind::Const ? cond.c.truthy() : true)
+      exec_body(s.body);
+    else
+      exec_body(s.orelse);
+    return;
+  }
+  if (cond.v->type.is_block())
+    fail(s.test->loc, "the condition of an if must be a scalar, not a block " + cond.v->type.str() +
+                          "; use tl.where for elementwise choices");
+  exec_runtime_if(s, sem().to_bool(cond.v));
+}
+
+void IrGen::exec_runtime_if(const Stmt &s, ir::Value *cond) {
+  ir::Builder &b = builder();
+  ir::Function &fn = b.function();
+  ir::Block *outer = b.block();
+  ir::Op *op = b.create(OpKind::If, {cond}, {});
+  ir::Block *then_block = fn.new_block();
+  ir::Block *else_block = fn.new_block();
+  op->regions = {then_block, else_block};
+
+  const Scope before = frame_->scope;
+  ++frame_->runtime_depth;
+  b.set_block(then_block);
+  exec_body(s.body);
+  Scope then_scope = std::move(frame_->scope);
+  frame_->scope = before;
+  b.set_block(else_block);
+  exec_body(s.orelse);
+  Scope else_scope = std::move(frame_->scope);
+  --frame_->runtime_depth;
+  if (frame_->returned)
+    fail(s.loc, "a return inside a runtime if is not supported; assign the value to a variable and "
+                "return it after the if");
+
+  // Results: names bound in both branches (or before) that either branch changed.
+  std::vector<std::string> names;
+  for (const auto &[name, tv] : then_scope) {
+    auto e = else_scope.find(name);
+    if (e == else_scope.end())
+      continue;
+    if (!tv.same_as(e->second))
+      names.push_back(name);
+  }
+  std::vector<ir::Value *> then_vals, else_vals;
+  std::vector<std::string> result_names;
+  for (const std::string &name : names) {
+    const Val &tv = then_scope[name], &ev = else_scope[name];
+    if ((!tv.is_tensor() && !(tv.is_const() && tv.c.is_number())) ||
+        (!ev.is_tensor() && !(ev.is_const() && ev.c.is_number()))) {
+      if (before.count(name))
+        fail(s.loc, "variable '" + name + "' gets different compile-time values in the branches of a "
+                                         "runtime if");
+      continue;
+    }
+    // The result type is the branches' common tensor type.
+    b.set_block(then_block);
+    ir::Value *t = to_tensor(tv, name.c_str());
+    b.set_block(else_block);
+    ir::Value *e = to_tensor(ev, name.c_str());
+    if (t->type != e->type) {
+      if (tv.is_const()) {
+        b.set_block(then_block);
+        t = sem().cast(t, e->type);
+      } else if (ev.is_const()) {
+        b.set_block(else_block);
+        e = sem().cast(e, t->type);
+      }
+      if (t->type != e->type)
+        fail(s.loc, "variable '" + name + "' is " + t->type.str() + " in the then-branch but " +
+                        e->type.str() + " in the else-branch; both branches must give it the same type");
+    }
+    then_vals.push_back(t);
+    else_vals.push_back(e);
+    result_names.push_back(name);
+    op->results.push_back(fn.new_value(t->type, op));
+  }
+  b.set_block(then_block);
+  b.create(OpKind::Yield, then_vals, {});
+  b.set_block(else_block);
+  b.create(OpKind::Yield, else_vals, {});
+  b.set_block(outer);
+
+  frame_->scope = before;
+  for (size_t r = 0; r < result_names.size(); ++r)
+    frame_->scope[result_names[r]] = Val::tensor(op->results[r]);
+  // Names defined only in one branch are dropped, as Triton scopes them.
+}
+
+// ---- for ----
+
+void IrGen::exec_for(const Stmt &s) {
+  if (!s.orelse.empty())
+    fail(s.loc, "for ... else is not supported in kernels");
+  const Expr &iter = *s.value;
+  if (iter.kind != ExprKind::Call)
+    fail(iter.loc, "a for loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
+  Val fn = eval(*iter.children[0]);
+  CallArgs args;
+  args.expr = &iter;
+  for (size_t i = 1; i < iter.children.size(); ++i)
+    args.pos.push_back(eval(*iter.children[i]));
+  for (const Keyword &k : iter.keywords)
+    args.kw.emplace_back(k.name, eval(*k.value));
+  builder().set_loc(s.loc);
+  if (fn.kind == Val::Kind::Builtin && fn.name == "tl.static_range")
+    return exec_static_for(s, args);
+  if (fn.kind == Val::Kind::Builtin && (fn.name == "py.range" || fn.name == "tl.range"))
+    return exec_runtime_for(s, args);
+  fail(iter.loc, "a for loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
+}
+
+void IrGen::exec_static_for(const Stmt &s, const CallArgs &range) {
+  if (range.pos.empty() || range.pos.size() > 3)
+    fail(s.value->loc, "tl.static_range takes 1 to 3 arguments");
+  int64_t start = 0, stop, step = 1;
+  if (range.pos.size() == 1) {
+    stop = const_int(range.pos[0], "tl.static_range's bound");
+  } else {
+    start = const_int(range.pos[0], "tl.static_range's start");
+    stop = const_int(range.pos[1], "tl.static_range's stop");
+    if (range.pos.size() == 3)
+      step = const_int(range.pos[2], "tl.static_range's step");
+  }
+  if (step == 0)
+    fail(s.value->loc, "tl.static_range's step must not be zero");
+  if ((stop - start) / step > 4096)
+    fail(s.value->loc, "tl.static_range unrolls more than 4096 iterations; use range(...) instead");
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    assign(*s.targets[0], Val::constant(ConstValue::of_int(i)));
+    exec_body(s.body);
+    if (frame_->returned)
+      return;
+  }
+}
+
+void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
+  const Expr &target = *s.targets[0];
+  if (target.kind != ExprKind::Name)
+    fail(target.loc, "the variable of a range loop must be a single name");
+  Val lo = Val::constant(ConstValue::of_int(0)), hi, step = Val::constant(ConstValue::of_int(1));
+  const size_t n = range.pos.size();
+  if (n == 1) {
+    hi = range.pos[0];
+  } else if (n == 2 || n == 3) {
+    lo = range.pos[0];
+    hi = range.pos[1];
+    if (n == 3)
+      step = range.pos[2];
+  } else {
+    fail(s.value->loc, "range takes 1 to 3 arguments");
+  }
+  if (step.is_const() && const_int(step, "the range step") == 0)
+    fail(s.value->loc, "the range step must not be zero");
+
+  ir::Builder &b = builder();
+  ir::Function &fn = b.function();
+  ir::Value *vlo = to_tensor(lo, "the range start"), *vhi = to_tensor(hi, "the range stop"),
+            *vstep = to_tensor(step, "the range step");
+  for (ir::Value *v : {vlo, vhi, vstep})
+    if (v->type.is_block() || !v->type.is_int())
+      fail(s.value->loc, "range bounds must be integer scalars, not " + v->type.str());
+  Type iv_type = integer_promote(integer_promote(vlo->type, vhi->type), vstep->type);
+  vlo = sem().cast(vlo, iv_type);
+  vhi = sem().cast(vhi, iv_type);
+  vstep = sem().cast(vstep, iv_type);
+
+  const std::vector<std::string> names = carried_names(s.body);
+  std::vector<ir::Value *> inits;
+  std::vector<std::string> carried;
+  for (const std::string &name : names) {
+    if (name == target.id)
+      continue;
+    const Val &v = frame_->scope[name];
+    if (v.is_const() && !v.c.is_number())
+      continue;
+    if (!v.is_tensor() && !v.is_const())
+      continue;
+    carried.push_back(name);
+    inits.push_back(to_tensor(v, name.c_str()));
+  }
+
+  std::vector<ir::Value *> operands{vlo, vhi, vstep};
+  operands.insert(operands.end(), inits.begin(), inits.end());
+  ir::Block *outer = b.block();
+  ir::Op *op = b.create(OpKind::For, operands, {});
+  ir::Block *body = fn.new_block();
+  op->regions = {body};
+  body->args.push_back(fn.new_value(iv_type, nullptr));
+  for (ir::Value *init : inits)
+    body->args.push_back(fn.new_value(init->type, nullptr));
+
+  const Scope before = frame_->scope;
+  frame_->scope[target.id] = Val::tensor(body->args[0]);
+  for (size_t i = 0; i < carried.size(); ++i)
+    frame_->scope[carried[i]] = Val::tensor(body->args[i + 1]);
+  ++frame_->runtime_depth;
+  b.set_block(body);
+  exec_body(s.body);
+  --frame_->runtime_depth;
+  if (frame_->returned)
+    fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
+  b.set_loc(s.loc);
+  std::vector<ir::Value *> yields;
+  for (size_t i = 0; i < carried.size(); ++i)
+    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
+  b.create(OpKind::Yield, yields, {});
+  b.set_block(outer);
+
+  frame_->scope = before;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    op->results.push_back(fn.new_value(inits[i]->type, op));
+    frame_->scope[carried[i]] = Val::tensor(op->results.back());
+  }
+}
+
+// ---- while ----
+
+void IrGen::exec_while(const Stmt &s) {
+  if (!s.orelse.empty())
+    fail(s.loc, "while ... else is not supported in kernels");
+  ir::Builder &b = builder();
+  ir::Function &fn = b.function();
+
+  std::vector<std::string> carried;
+  std::vector<ir::Value *> inits;
+  for (const std::string &name : carried_names(s.body)) {
+    const Val &v = frame_->scope[name];
+    if (!v.is_tensor() && !(v.is_const() && v.c.is_number()))
+      continue;
+    carried.push_back(name);
+    inits.push_back(to_tensor(v, name.c_str()));
+  }
+  ir::Block *outer = b.block();
+  ir::Op *op = b.create(OpKind::While, inits, {});
+  ir::Block *before_block = fn.new_block(), *after_block = fn.new_block();
+  op->regions = {before_block, after_block};
+  for (ir::Value *init : inits) {
+    before_block->args.push_back(fn.new_value(init->type, nullptr));
+    after_block->args.push_back(fn.new_value(init->type, nullptr));
+  }
+
+  const Scope before = frame_->scope;
+  ++frame_->runtime_depth;
+  // The condition sees the carried values of this iteration.
+  for (size_t i = 0; i < carried.size(); ++i)
+    frame_->scope[carried[i]] = Val::tensor(before_block->args[i]);
+  b.set_block(before_block);
+  Val cond = eval(*s.test);
+  b.set_loc(s.loc);
+  ir::Value *c = sem().to_bool(to_tensor(cond, "the while condition"));
+  if (c->type.is_block())
+    fail(s.test->loc, "the condition of a while loop must be a scalar, not a block " + c->type.str());
+  std::vector<ir::Value *> cond_ops{c};
+  cond_ops.insert(cond_ops.end(), before_block->args.begin(), before_block->args.end());
+  b.create(OpKind::Condition, cond_ops, {});
+
+  for (size_t i = 0; i < carried.size(); ++i)
+    frame_->scope[carried[i]] = Val::tensor(after_block->args[i]);
+  b.set_block(after_block);
+  exec_body(s.body);
+  if (frame_->returned)
+    fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
+  b.set_loc(s.loc);
+  std::vector<ir::Value *> yields;
+  for (size_t i = 0; i < carried.size(); ++i)
+    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
+  b.create(OpKind::Yield, yields, {});
+  --frame_->runtime_depth;
+  b.set_block(outer);
+
+  frame_->scope = before;
+  for (size_t i = 0; i < carried.size(); ++i) {
+    op->results.push_back(fn.new_value(inits[i]->type, op));
+    frame_->scope[carried[i]] = Val::tensor(op->results.back());
+  }
+}
+
+// ---- return ----
+
+void IrGen::exec_return(const Stmt &s) {
+  if (frame_->runtime_depth > 0)
+    fail(s.loc, "a return inside runtime control flow is not supported; assign the value to a "
+                "variable and return it at the end of the function");
+  frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
+  frame_->returned = true;
+}
+
+// ---- entry point ----
+
+IrGenResult generate_ir(const JitFunctionInfo &kernel, const std::vector<compiler::ParamSpec> &params,
+                        const compiler::GlobalValues &globals, const Options &options) {
+  IrGenResult r;
+  IrGen gen(kernel, globals, options, r.program);
+  gen.generate_kernel(params);
+  r.used_globals = std::move(gen.used_globals);
+  return r;
+}
+
+} // namespace kiln::frontend

@@ -1,0 +1,811 @@
+// The tl.* builtins (and the Python builtins kernels may call on
+// constexprs), each a small function from call arguments to a value. Their
+// typing follows Triton's language/core.py and semantic.py.
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <unordered_map>
+
+#include "compiler/frontend/ir_gen_impl.hpp"
+
+namespace kiln::frontend {
+
+using ir::BinaryOp;
+using ir::OpKind;
+using ir::Type;
+using ir::UnaryOp;
+
+namespace {
+
+using Handler = Val (*)(IrGen &, CallArgs &);
+
+const Val &required(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
+  const Val *v = a.find(i, name);
+  if (!v)
+    g.fail(std::string(fn) + " is missing its argument '" + name + "'");
+  return *v;
+}
+
+const Val *optional_arg(CallArgs &a, size_t i, const char *name) {
+  const Val *v = a.find(i, name);
+  return v && !v->is_none() ? v : nullptr;
+}
+
+ir::Value *tensor_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
+  return g.to_tensor(required(g, a, i, name, fn), (std::string(fn) + "'s " + name).c_str());
+}
+
+Operand operand_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
+  const Val &v = required(g, a, i, name, fn);
+  return g.to_operand(v, (std::string(fn) + "'s " + name).c_str());
+}
+
+int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none, bool *is_none) {
+  const Val *v = a.find(i, "axis");
+  if (!v || v->is_none()) {
+    if (!allow_none)
+      g.fail(std::string(fn) + " needs an axis");
+    *is_none = true;
+    return 0;
+  }
+  int64_t axis = g.const_int(*v, (std::string(fn) + "'s axis").c_str());
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    g.fail(std::string(fn) + "'s axis " + std::to_string(axis) + " is out of range for a block of rank " +
+           std::to_string(rank));
+  *is_none = false;
+  return static_cast<int>(axis);
+}
+
+bool bool_kwarg(IrGen &g, CallArgs &a, size_t i, const char *name, bool dflt) {
+  const Val *v = a.find(i, name);
+  if (!v || v->is_none())
+    return dflt;
+  if (!v->is_const())
+    g.fail(std::string(name) + " must be a compile-time bool");
+  return v->c.truthy();
+}
+
+/// A (scalar or splatted) constant of `t` from a Python number.
+ir::Value *constant_of(IrGen &g, const Val &v, const Type &t, const char *what) {
+  if (v.is_const() && v.c.is_number()) {
+    Type e = t.element();
+    ir::Value *c = e.is_float() ? g.builder().constant_float(e, v.c.as_double())
+                                : g.builder().constant_int(e, v.c.kind == ConstValue::Kind::Float
+                                                                  ? static_cast<int64_t>(v.c.f)
+                                                                  : v.c.kind == ConstValue::Kind::Bool ? v.c.b : v.c.i);
+    return g.sem().broadcast_to(c, t);
+  }
+  ir::Value *x = g.to_tensor(v, what);
+  return g.sem().broadcast_to(g.sem().cast(x, t.element()), t);
+}
+
+// ---- program ----
+
+Val program_id(IrGen &g, CallArgs &a, OpKind kind, const char *fn) {
+  const Val *v = a.find(0, "axis");
+  const int64_t axis = v ? g.const_int(*v, "the axis") : 0;
+  if (axis < 0 || axis > 2)
+    g.fail(std::string(fn) + "'s axis must be 0, 1 or 2, not " + std::to_string(axis));
+  ir::Op *op = g.builder().create(kind, {}, {Type::scalar(DType::i32)});
+  op->axis = static_cast<int>(axis);
+  return Val::tensor(op->result());
+}
+
+Val tl_program_id(IrGen &g, CallArgs &a) { return program_id(g, a, OpKind::ProgramId, "tl.program_id"); }
+Val tl_num_programs(IrGen &g, CallArgs &a) { return program_id(g, a, OpKind::NumPrograms, "tl.num_programs"); }
+
+// ---- creation ----
+
+Val tl_arange(IrGen &g, CallArgs &a) {
+  const int64_t start = g.const_int(required(g, a, 0, "start", "tl.arange"), "tl.arange's start");
+  const int64_t end = g.const_int(required(g, a, 1, "end", "tl.arange"), "tl.arange's end");
+  const int64_t n = end - start;
+  if (n <= 0)
+    g.fail("tl.arange's end must be greater than its start");
+  if ((n & (n - 1)) != 0)
+    g.fail("tl.arange's range must be a power of two, got " + std::to_string(n) + " (end - start)");
+  if (n > (1 << 20))
+    g.fail("tl.arange's range " + std::to_string(n) + " is larger than a block may be (1048576)");
+  if (start < INT32_MIN || end > INT32_MAX)
+    g.fail("tl.arange's bounds must fit in int32");
+  Type t = Type::scalar(DType::i32);
+  t.rank = 1;
+  t.shape[0] = n;
+  ir::Op *op = g.builder().create(OpKind::Arange, {}, {t});
+  op->i = start;
+  return Val::tensor(op->result());
+}
+
+Val full(IrGen &g, const std::vector<int64_t> &shape, const Val &value, Type dtype) {
+  Type t = dtype.with_shape(shape.data(), static_cast<int>(shape.size()));
+  return Val::tensor(constant_of(g, value, t, "tl.full's value"));
+}
+
+Val tl_zeros(IrGen &g, CallArgs &a) {
+  auto shape = g.const_shape(required(g, a, 0, "shape", "tl.zeros"), "tl.zeros's shape");
+  Type dt = g.const_dtype(required(g, a, 1, "dtype", "tl.zeros"), "tl.zeros's dtype");
+  return full(g, shape, Val::constant(ConstValue::of_int(0)), dt);
+}
+
+Val tl_full(IrGen &g, CallArgs &a) {
+  auto shape = g.const_shape(required(g, a, 0, "shape", "tl.full"), "tl.full's shape");
+  const Val &value = required(g, a, 1, "value", "tl.full");
+  Type dt = g.const_dtype(required(g, a, 2, "dtype", "tl.full"), "tl.full's dtype");
+  if (value.is_tensor() && value.v->type.is_block())
+    g.fail("tl.full's value must be a scalar");
+  return full(g, shape, value, dt);
+}
+
+Val like(IrGen &g, CallArgs &a, const char *fn, const Val &value) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", fn);
+  const Val *dt = optional_arg(a, 2, "dtype");
+  Type t = dt ? g.const_dtype(*dt, "the dtype") : x->type.element();
+  std::vector<int64_t> shape(x->type.shape.begin(), x->type.shape.begin() + x->type.rank);
+  if (shape.empty())
+    return Val::tensor(constant_of(g, value, t, "the value"));
+  return full(g, shape, value, t);
+}
+
+Val tl_zeros_like(IrGen &g, CallArgs &a) {
+  return like(g, a, "tl.zeros_like", Val::constant(ConstValue::of_int(0)));
+}
+Val tl_full_like(IrGen &g, CallArgs &a) {
+  return like(g, a, "tl.full_like", required(g, a, 1, "value", "tl.full_like"));
+}
+
+Val tl_cast(IrGen &g, CallArgs &a) {
+  const Val &x = required(g, a, 0, "input", "cast");
+  Type dt = g.const_dtype(required(g, a, 1, "dtype", "cast"), "the target dtype");
+  ir::Value *v = g.to_tensor(x, "the value to convert");
+  if (bool_kwarg(g, a, 3, "bitcast", false))
+    return Val::tensor(g.sem().bitcast(v, dt));
+  return Val::tensor(g.sem().cast(v, dt));
+}
+
+// ---- memory ----
+
+ir::Value *pointer_arg(IrGen &g, CallArgs &a, const char *fn) {
+  ir::Value *p = tensor_arg(g, a, 0, "pointer", fn);
+  if (!p->type.pointer)
+    g.fail(std::string(fn) + "'s pointer argument must be a pointer or a block of pointers, not " +
+           p->type.str());
+  return p;
+}
+
+Val tl_load(IrGen &g, CallArgs &a) {
+  ir::Value *ptr = pointer_arg(g, a, "tl.load");
+  const Val *mask_v = optional_arg(a, 1, "mask");
+  const Val *other_v = optional_arg(a, 2, "other");
+  if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
+    g.fail("tl.load's boundary_check applies to block pointers, which kiln does not support yet");
+  std::vector<ir::Value *> ops{ptr};
+  int64_t flags = 0;
+  if (mask_v) {
+    ir::Value *mask = g.sem().to_bool(g.to_tensor(*mask_v, "tl.load's mask"));
+    const Type shape = g.sem().broadcast_shapes(ptr->type, mask->type);
+    ptr = g.sem().broadcast_to(ptr, shape);
+    mask = g.sem().broadcast_to(mask, shape);
+    ops = {ptr, mask};
+    flags |= 1;
+    if (other_v) {
+      ops.push_back(constant_of(g, *other_v, ptr->type.with_element(Type::scalar(ptr->type.elem)),
+                                "tl.load's other"));
+      flags |= 2;
+    }
+  } else if (other_v) {
+    g.fail("tl.load's other needs a mask");
+  }
+  ir::Op *op = g.builder().create(OpKind::Load, ops, {ptr->type.with_element(Type::scalar(ptr->type.elem))});
+  op->i = flags;
+  return Val::tensor(op->result());
+}
+
+Val tl_store(IrGen &g, CallArgs &a) {
+  ir::Value *ptr = pointer_arg(g, a, "tl.store");
+  const Val &value = required(g, a, 1, "value", "tl.store");
+  const Val *mask_v = optional_arg(a, 2, "mask");
+  if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
+    g.fail("tl.store's boundary_check applies to block pointers, which kiln does not support yet");
+  ir::Value *v = g.to_tensor(value, "tl.store's value");
+  if (v->type.is_block() && !ptr->type.is_block())
+    g.fail("tl.store's value is a block " + v->type.str() + " but the pointer is a scalar; the pointer "
+           "must be a block of the same shape");
+  Type shape = ptr->type;
+  ir::Value *mask = nullptr;
+  if (mask_v) {
+    mask = g.sem().to_bool(g.to_tensor(*mask_v, "tl.store's mask"));
+    shape = g.sem().broadcast_shapes(shape, mask->type);
+  }
+  shape = g.sem().broadcast_shapes(shape, v->type);
+  ptr = g.sem().broadcast_to(ptr, shape);
+  v = g.sem().broadcast_to(g.sem().cast(v, Type::scalar(ptr->type.elem)), shape);
+  std::vector<ir::Value *> ops{ptr, v};
+  if (mask)
+    ops.push_back(g.sem().broadcast_to(mask, shape));
+  g.builder().create(OpKind::Store, ops, {});
+  return Val::constant(ConstValue::none());
+}
+
+Val atomic(IrGen &g, CallArgs &a, ir::AtomicOp kind, const char *fn) {
+  ir::Value *ptr = pointer_arg(g, a, fn);
+  const Val &value = required(g, a, 1, "val", fn);
+  const Val *mask_v = optional_arg(a, 2, "mask");
+  ir::Value *v = g.to_tensor(value, "the value");
+  Type shape = g.sem().broadcast_shapes(ptr->type, v->type);
+  ir::Value *mask = nullptr;
+  if (mask_v) {
+    mask = g.sem().to_bool(g.to_tensor(*mask_v, "the mask"));
+    shape = g.sem().broadcast_shapes(shape, mask->type);
+  }
+  ptr = g.sem().broadcast_to(ptr, shape);
+  const Type elem = Type::scalar(ptr->type.elem);
+  if (elem.is_bool())
+    g.fail(std::string(fn) + " does not support i1 memory");
+  if (elem.is_float() && kind != ir::AtomicOp::Add && kind != ir::AtomicOp::Max &&
+      kind != ir::AtomicOp::Min && kind != ir::AtomicOp::Xchg)
+    g.fail(std::string(fn) + " needs integer memory, not " + elem.str());
+  v = g.sem().broadcast_to(g.sem().cast(v, elem), shape);
+  std::vector<ir::Value *> ops{ptr, v};
+  if (mask)
+    ops.push_back(g.sem().broadcast_to(mask, shape));
+  ir::Op *op = g.builder().create(OpKind::AtomicRMW, ops, {ptr->type.with_element(elem)},
+                                  static_cast<uint8_t>(kind));
+  return Val::tensor(op->result());
+}
+
+Val tl_atomic_add(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Add, "tl.atomic_add"); }
+Val tl_atomic_max(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Max, "tl.atomic_max"); }
+Val tl_atomic_min(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Min, "tl.atomic_min"); }
+Val tl_atomic_and(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::And, "tl.atomic_and"); }
+Val tl_atomic_or(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Or, "tl.atomic_or"); }
+Val tl_atomic_xor(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Xor, "tl.atomic_xor"); }
+Val tl_atomic_xchg(IrGen &g, CallArgs &a) { return atomic(g, a, ir::AtomicOp::Xchg, "tl.atomic_xchg"); }
+
+Val tl_atomic_cas(IrGen &g, CallArgs &a) {
+  ir::Value *ptr = pointer_arg(g, a, "tl.atomic_cas");
+  ir::Value *cmp = tensor_arg(g, a, 1, "cmp", "tl.atomic_cas");
+  ir::Value *val = tensor_arg(g, a, 2, "val", "tl.atomic_cas");
+  const Type elem = Type::scalar(ptr->type.elem);
+  if (!elem.is_int() || elem.is_bool() || ir::bit_width(elem) < 16)
+    g.fail("tl.atomic_cas needs 16-, 32- or 64-bit integer memory, not " + elem.str());
+  Type shape = g.sem().broadcast_shapes(g.sem().broadcast_shapes(ptr->type, cmp->type), val->type);
+  ptr = g.sem().broadcast_to(ptr, shape);
+  cmp = g.sem().broadcast_to(g.sem().cast(cmp, elem), shape);
+  val = g.sem().broadcast_to(g.sem().cast(val, elem), shape);
+  return Val::tensor(g.builder().create(OpKind::AtomicCAS, {ptr, cmp, val}, {ptr->type.with_element(elem)})->result());
+}
+
+// ---- math ----
+
+template <UnaryOp U> Val unary(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "x", "the math function");
+  return Val::tensor(g.sem().unary_math(U, x));
+}
+
+Val tl_sigmoid(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "x", "tl.sigmoid");
+  if (!x->type.is_float())
+    g.fail("tl.sigmoid needs a floating-point operand");
+  ir::Value *e = g.sem().unary_math(UnaryOp::Exp, g.sem().negate(x));
+  ir::Value *one = g.builder().constant_float(x->type.element(), 1);
+  ir::Value *den = g.sem().binary(Op::Add, {e}, {one, true});
+  return Val::tensor(g.sem().binary(Op::Div, {one, true}, {den}));
+}
+
+Val tl_fma(IrGen &g, CallArgs &a) {
+  Operand x = operand_arg(g, a, 0, "x", "tl.fma"), y = operand_arg(g, a, 1, "y", "tl.fma"),
+          z = operand_arg(g, a, 2, "z", "tl.fma");
+  Type t = g.sem().computation_type(g.sem().computation_type(x, y, false) == x.value->type.element()
+                                        ? x
+                                        : Operand{g.sem().cast(x.value, g.sem().computation_type(x, y, false))},
+                                    z, false);
+  t = g.sem().computation_type(Operand{g.sem().cast(y.value, t)}, Operand{g.sem().cast(z.value, t)}, false);
+  if (!t.is_float())
+    g.fail("tl.fma needs floating-point operands");
+  ir::Value *vx = g.sem().cast(x.value, t), *vy = g.sem().cast(y.value, t), *vz = g.sem().cast(z.value, t);
+  const Type shape = g.sem().broadcast_shapes(g.sem().broadcast_shapes(vx->type, vy->type), vz->type);
+  vx = g.sem().broadcast_to(vx, shape);
+  vy = g.sem().broadcast_to(vy, shape);
+  vz = g.sem().broadcast_to(vz, shape);
+  return Val::tensor(g.sem().elementwise(OpKind::Fma, 0, {vx, vy, vz}, vx->type));
+}
+
+Val tl_maximum(IrGen &g, CallArgs &a) {
+  return Val::tensor(g.sem().minmax(BinaryOp::Max, operand_arg(g, a, 0, "x", "tl.maximum"),
+                                    operand_arg(g, a, 1, "y", "tl.maximum")));
+}
+Val tl_minimum(IrGen &g, CallArgs &a) {
+  return Val::tensor(g.sem().minmax(BinaryOp::Min, operand_arg(g, a, 0, "x", "tl.minimum"),
+                                    operand_arg(g, a, 1, "y", "tl.minimum")));
+}
+Val tl_clamp(IrGen &g, CallArgs &a) {
+  Operand x = operand_arg(g, a, 0, "x", "tl.clamp");
+  ir::Value *lo = g.sem().minmax(BinaryOp::Max, x, operand_arg(g, a, 1, "min", "tl.clamp"));
+  return Val::tensor(g.sem().minmax(BinaryOp::Min, {lo}, operand_arg(g, a, 2, "max", "tl.clamp")));
+}
+
+Val tl_where(IrGen &g, CallArgs &a) {
+  ir::Value *c = tensor_arg(g, a, 0, "condition", "tl.where");
+  return Val::tensor(g.sem().where(c, operand_arg(g, a, 1, "x", "tl.where"), operand_arg(g, a, 2, "y", "tl.where")));
+}
+
+Val tl_fdiv(IrGen &g, CallArgs &a) {
+  return Val::tensor(g.sem().binary(Op::Div, operand_arg(g, a, 0, "x", "tl.fdiv"), operand_arg(g, a, 1, "y", "tl.fdiv")));
+}
+
+Val tl_umulhi(IrGen &g, CallArgs &a) {
+  Operand x = operand_arg(g, a, 0, "x", "tl.umulhi"), y = operand_arg(g, a, 1, "y", "tl.umulhi");
+  Type t = g.sem().computation_type(x, y, false);
+  if (!t.is_int())
+    g.fail("tl.umulhi needs integer operands");
+  ir::Value *vx = g.sem().cast(x.value, t), *vy = g.sem().cast(y.value, t);
+  g.sem().broadcast_pair(vx, vy);
+  return Val::tensor(g.sem().elementwise(OpKind::Binary, static_cast<uint8_t>(BinaryOp::UMulHi), {vx, vy}, vx->type));
+}
+
+// ---- reductions and scans ----
+
+Type sum_type(const Type &t) {
+  if (t.is_bool())
+    return Type::scalar(DType::i32);
+  if (t.is_int() && ir::bit_width(t) < 32)
+    return Type::scalar(is_unsigned_int(t.elem) ? DType::u32 : DType::i32);
+  return t.element();
+}
+
+Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", fn);
+  if (!x->type.is_block())
+    return Val::tensor(x);
+  bool none = false;
+  int axis = axis_arg(g, a, 1, fn, x->type.rank, true, &none);
+  const bool keep_dims = bool_kwarg(g, a, 99, "keep_dims", false);
+  const int orig_rank = x->type.rank;
+  if (none && x->type.rank > 1)
+    x = g.sem().reshape(x, {x->type.numel()});
+  Type elem = x->type.element();
+  if (kind == ir::ReduceOp::Sum || kind == ir::ReduceOp::Prod) {
+    Type t = sum_type(elem);
+    if (const Val *dt = optional_arg(a, 99, "dtype"))
+      t = g.const_dtype(*dt, "the dtype");
+    x = g.sem().cast(x, t);
+    elem = t;
+  }
+  if (kind == ir::ReduceOp::ArgMax || kind == ir::ReduceOp::ArgMin)
+    elem = Type::scalar(DType::i32);
+  int64_t dims[Type::kMaxRank];
+  int n = 0;
+  for (int d = 0; d < x->type.rank; ++d)
+    if (d != axis)
+      dims[n++] = x->type.shape[d];
+  ir::Op *op = g.builder().create(OpKind::Reduce, {x}, {elem.with_shape(dims, n)}, static_cast<uint8_t>(kind));
+  op->axis = axis;
+  ir::Value *r = op->result();
+  if (keep_dims) {
+    if (none)
+      for (int d = 0; d < orig_rank; ++d)
+        r = g.sem().expand_dims(r, 0);
+    else
+      r = g.sem().expand_dims(r, axis);
+  }
+  return Val::tensor(r);
+}
+
+Val tl_sum(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Sum, "tl.sum"); }
+Val tl_prod(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Prod, "tl.prod"); }
+Val tl_xor_sum(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Xor, "tl.xor_sum"); }
+Val tl_argmax(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::ArgMax, "tl.argmax"); }
+Val tl_argmin(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::ArgMin, "tl.argmin"); }
+
+Val minmax_reduce(IrGen &g, CallArgs &a, bool is_max) {
+  const char *fn = is_max ? "tl.max" : "tl.min";
+  if (bool_kwarg(g, a, 2, "return_indices", false)) {
+    Val v = reduce(g, a, is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min, fn);
+    Val i = reduce(g, a, is_max ? ir::ReduceOp::ArgMax : ir::ReduceOp::ArgMin, fn);
+    return Val::tuple({v, i});
+  }
+  return reduce(g, a, is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min, fn);
+}
+Val tl_max(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, true); }
+Val tl_min(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, false); }
+
+Val scan(IrGen &g, CallArgs &a, ir::ScanOp kind, const char *fn) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", fn);
+  if (!x->type.is_block())
+    g.fail(std::string(fn) + " needs a block");
+  bool none = false;
+  const Val *ax = a.find(1, "axis");
+  int axis = 0;
+  if (ax && !ax->is_none())
+    axis = axis_arg(g, a, 1, fn, x->type.rank, false, &none);
+  if (bool_kwarg(g, a, 2, "reverse", false))
+    g.fail(std::string(fn) + " with reverse=True is not supported yet");
+  x = g.sem().cast(x, sum_type(x->type.element()));
+  ir::Op *op = g.builder().create(OpKind::Scan, {x}, {x->type}, static_cast<uint8_t>(kind));
+  op->axis = axis;
+  return Val::tensor(op->result());
+}
+Val tl_cumsum(IrGen &g, CallArgs &a) { return scan(g, a, ir::ScanOp::Sum, "tl.cumsum"); }
+Val tl_cumprod(IrGen &g, CallArgs &a) { return scan(g, a, ir::ScanOp::Prod, "tl.cumprod"); }
+
+// ---- shape ----
+
+/// Shape arguments given as varargs (`reshape(x, 4, 8)`) or one tuple.
+std::vector<int64_t> shape_varargs(IrGen &g, CallArgs &a, size_t first, const char *kw, const char *what) {
+  if (a.pos.size() == first + 1 && a.pos[first].kind == Val::Kind::Tuple)
+    return g.const_shape(a.pos[first], what);
+  if (a.pos.size() > first) {
+    std::vector<Val> dims(a.pos.begin() + first, a.pos.end());
+    return g.const_shape(Val::tuple(dims), what);
+  }
+  const Val *v = a.find(99, kw);
+  if (!v)
+    g.fail(std::string(what) + " is missing");
+  return g.const_shape(*v, what);
+}
+
+Val tl_reshape(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.reshape");
+  return Val::tensor(g.sem().reshape(x, shape_varargs(g, a, 1, "shape", "tl.reshape's shape")));
+}
+
+Val tl_ravel(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.ravel");
+  return Val::tensor(g.sem().reshape(x, {x->type.numel()}));
+}
+
+Val tl_expand_dims(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.expand_dims");
+  const Val &axis = required(g, a, 1, "axis", "tl.expand_dims");
+  if (axis.kind == Val::Kind::Tuple) {
+    for (const Val &e : axis.elems)
+      x = g.sem().expand_dims(x, static_cast<int>(g.const_int(e, "the axis")));
+    return Val::tensor(x);
+  }
+  return Val::tensor(g.sem().expand_dims(x, static_cast<int>(g.const_int(axis, "the axis"))));
+}
+
+Val tl_broadcast_to(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.broadcast_to");
+  auto shape = shape_varargs(g, a, 1, "shape", "tl.broadcast_to's shape");
+  return Val::tensor(g.sem().broadcast_to(x, x->type.with_shape(shape.data(), static_cast<int>(shape.size()))));
+}
+
+Val tl_broadcast(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.broadcast");
+  ir::Value *y = tensor_arg(g, a, 1, "other", "tl.broadcast");
+  g.sem().broadcast_pair(x, y);
+  return Val::tuple({Val::tensor(x), Val::tensor(y)});
+}
+
+Val permute(IrGen &g, CallArgs &a, const char *fn, bool default_reverse) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", fn);
+  std::vector<int64_t> perm;
+  if (a.pos.size() == 2 && a.pos[1].kind == Val::Kind::Tuple) {
+    for (const Val &e : a.pos[1].elems)
+      perm.push_back(g.const_int(e, "an axis"));
+  } else {
+    for (size_t i = 1; i < a.pos.size(); ++i)
+      perm.push_back(g.const_int(a.pos[i], "an axis"));
+    if (const Val *d = a.find(99, "dims"); d && d->kind == Val::Kind::Tuple)
+      for (const Val &e : d->elems)
+        perm.push_back(g.const_int(e, "an axis"));
+  }
+  if (perm.empty() && default_reverse) {
+    if (x->type.rank != 2)
+      g.fail(std::string(fn) + " without axes needs a 2-D block, not " + x->type.str());
+    perm = {1, 0};
+  }
+  return Val::tensor(g.sem().trans(x, perm));
+}
+Val tl_trans(IrGen &g, CallArgs &a) { return permute(g, a, "tl.trans", true); }
+Val tl_permute(IrGen &g, CallArgs &a) { return permute(g, a, "tl.permute", false); }
+
+// ---- linear algebra ----
+
+Val tl_dot(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.dot");
+  ir::Value *y = tensor_arg(g, a, 1, "other", "tl.dot");
+  if (x->type.rank != 2 || y->type.rank != 2)
+    g.fail("tl.dot needs 2-D blocks, got " + x->type.str() + " and " + y->type.str());
+  const int64_t M = x->type.shape[0], K = x->type.shape[1], N = y->type.shape[1];
+  if (y->type.shape[0] != K)
+    g.fail("tl.dot's inner dimensions differ: " + x->type.str() + " and " + y->type.str());
+  if (M < 16 || N < 16 || K < 16)
+    g.fail("tl.dot needs every dimension to be at least 16, got " + x->type.str() + " and " + y->type.str());
+  if (x->type.elem != y->type.elem)
+    g.fail("tl.dot's operands must have the same element type, got " + x->type.element().str() + " and " +
+           y->type.element().str());
+  Type out = x->type.is_int() ? Type::scalar(DType::i32) : Type::scalar(DType::f32);
+  if (const Val *od = optional_arg(a, 6, "out_dtype"))
+    out = g.const_dtype(*od, "tl.dot's out_dtype");
+  if (x->type.elem == DType::f64)
+    out = Type::scalar(DType::f64);
+  int64_t dims[2] = {M, N};
+  const Type rt = out.with_shape(dims, 2);
+  ir::Value *acc;
+  if (const Val *accv = optional_arg(a, 2, "acc")) {
+    acc = g.to_tensor(*accv, "tl.dot's acc");
+    if (!acc->type.same_shape(rt))
+      g.fail("tl.dot's acc must be " + rt.str() + ", got " + acc->type.str());
+    acc = g.sem().cast(acc, out);
+  } else {
+    acc = out.is_float() ? g.builder().constant_float(out, 0) : g.builder().constant_int(out, 0);
+    acc = g.sem().broadcast_to(acc, rt);
+  }
+  return Val::tensor(g.builder().create(OpKind::Dot, {x, y, acc}, {rt})->result());
+}
+
+// ---- helpers ----
+
+Val tl_cdiv(IrGen &g, CallArgs &a) {
+  const Val &x = required(g, a, 0, "x", "tl.cdiv"), &d = required(g, a, 1, "div", "tl.cdiv");
+  if (x.is_const() && d.is_const()) {
+    const int64_t xi = g.const_int(x, "tl.cdiv's x"), di = g.const_int(d, "tl.cdiv's div");
+    if (di == 0)
+      g.fail("tl.cdiv by zero");
+    const int64_t q = (xi + di - 1) / di, r = (xi + di - 1) % di;
+    return Val::constant(ConstValue::of_int(r != 0 && ((r < 0) != (di < 0)) ? q - 1 : q));
+  }
+  Operand ox = g.to_operand(x, "tl.cdiv's x"), od = g.to_operand(d, "tl.cdiv's div");
+  ir::Value *sum = g.sem().binary(Op::Add, ox, od);
+  ir::Value *num = g.sem().binary(Op::Sub, {sum}, {g.builder().constant_int(Type::scalar(DType::i32), 1), true});
+  return Val::tensor(g.sem().binary(Op::FloorDiv, {num}, od));
+}
+
+Val identity_hint(IrGen &g, CallArgs &a) { return required(g, a, 0, "input", "the hint"); }
+
+Val tl_debug_barrier(IrGen &g, CallArgs &) {
+  g.builder().create(OpKind::Barrier, {}, {});
+  return Val::constant(ConstValue::none());
+}
+
+Val tl_static_assert(IrGen &g, CallArgs &a) {
+  const Val &c = required(g, a, 0, "cond", "tl.static_assert");
+  if (!c.is_const())
+    g.fail("tl.static_assert needs a compile-time condition");
+  if (!c.c.truthy()) {
+    const Val *msg = a.find(1, "msg");
+    g.fail("static assertion failed" + (msg && msg->is_const() && msg->c.kind == ConstValue::Kind::Str
+                                            ? ": " + msg->c.s
+                                            : std::string()));
+  }
+  return Val::constant(ConstValue::none());
+}
+
+std::string describe(const Val &v) {
+  switch (v.kind) {
+  case Val::Kind::Tensor: return v.v->type.str();
+  case Val::Kind::Const: return v.c.kind == ConstValue::Kind::Str ? v.c.s : v.c.repr();
+  case Val::Kind::DType: return v.type.str();
+  case Val::Kind::Tuple: {
+    std::string s = "(";
+    for (size_t i = 0; i < v.elems.size(); ++i)
+      s += (i ? ", " : "") + describe(v.elems[i]);
+    return s + ")";
+  }
+  default: return "<value>";
+  }
+}
+
+Val tl_static_print(IrGen &, CallArgs &a) {
+  std::string line;
+  for (size_t i = 0; i < a.pos.size(); ++i)
+    line += (i ? " " : "") + describe(a.pos[i]);
+  std::fprintf(stderr, "%s\n", line.c_str());
+  return Val::constant(ConstValue::none());
+}
+
+Val tl_device_assert(IrGen &g, CallArgs &a) {
+  const Val &c = required(g, a, 0, "cond", "tl.device_assert");
+  if (c.is_const()) {
+    if (!c.c.truthy())
+      g.fail("device assertion is false at compile time");
+    return Val::constant(ConstValue::none());
+  }
+  ir::Op *op = g.builder().create(OpKind::Assert, {g.sem().to_bool(g.to_tensor(c, "the condition"))}, {});
+  const Val *msg = a.find(1, "msg");
+  op->str = msg && msg->is_const() && msg->c.kind == ConstValue::Kind::Str ? msg->c.s : "device assertion failed";
+  return Val::constant(ConstValue::none());
+}
+
+Val tl_constexpr(IrGen &g, CallArgs &a) { return required(g, a, 0, "value", "tl.constexpr"); }
+
+Val range_outside_for(IrGen &g, CallArgs &) {
+  g.fail("range(...) can only be used as the iterable of a for loop in kernels");
+}
+
+// ---- Python builtins on compile-time values ----
+
+Val py_minmax(IrGen &g, CallArgs &a, bool is_max) {
+  std::vector<Val> items = a.pos.size() == 1 && a.pos[0].kind == Val::Kind::Tuple ? a.pos[0].elems : a.pos;
+  if (items.empty())
+    g.fail(std::string(is_max ? "max" : "min") + " needs at least one argument");
+  Val best = items[0];
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Val &v = items[i];
+    if (!v.is_const() || !v.c.is_number())
+      g.fail(std::string(is_max ? "max" : "min") + "() works on compile-time numbers; use tl." +
+             (is_max ? "maximum" : "minimum") + " for tensors");
+    if (i && (is_max ? v.c.as_double() > best.c.as_double() : v.c.as_double() < best.c.as_double()))
+      best = v;
+  }
+  return best;
+}
+Val py_min(IrGen &g, CallArgs &a) { return py_minmax(g, a, false); }
+Val py_max(IrGen &g, CallArgs &a) { return py_minmax(g, a, true); }
+
+Val py_int(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "int");
+  if (v.is_const() && v.c.is_number())
+    return Val::constant(ConstValue::of_int(v.c.kind == ConstValue::Kind::Float ? static_cast<int64_t>(v.c.f)
+                                                                                : int64_t(v.c.as_double())));
+  g.fail("int() works on compile-time numbers; use x.to(tl.int32) for tensors");
+}
+
+Val py_float(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "float");
+  if (v.is_const() && v.c.is_number())
+    return Val::constant(ConstValue::of_float(v.c.as_double()));
+  if (v.is_const() && v.c.kind == ConstValue::Kind::Str) {
+    const std::string &s = v.c.s;
+    if (s == "inf" || s == "+inf" || s == "infinity")
+      return Val::constant(ConstValue::of_float(std::numeric_limits<double>::infinity()));
+    if (s == "-inf" || s == "-infinity")
+      return Val::constant(ConstValue::of_float(-std::numeric_limits<double>::infinity()));
+    if (s == "nan")
+      return Val::constant(ConstValue::of_float(std::numeric_limits<double>::quiet_NaN()));
+    g.fail("float() of the string '" + s + "' is not supported; use \"inf\", \"-inf\" or \"nan\"");
+  }
+  g.fail("float() works on compile-time values; use x.to(tl.float32) for tensors");
+}
+
+Val py_bool(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "bool");
+  if (v.is_const())
+    return Val::constant(ConstValue::of_bool(v.c.truthy()));
+  g.fail("bool() works on compile-time values");
+}
+
+Val py_len(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "len");
+  if (v.kind == Val::Kind::Tuple)
+    return Val::constant(ConstValue::of_int(static_cast<int64_t>(v.elems.size())));
+  if (v.is_tensor() && v.v->type.is_block())
+    return Val::constant(ConstValue::of_int(v.v->type.shape[0]));
+  g.fail("len() works on tuples and blocks");
+}
+
+Val py_abs(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "abs");
+  if (v.is_const() && v.c.kind == ConstValue::Kind::Float)
+    return Val::constant(ConstValue::of_float(std::fabs(v.c.f)));
+  if (v.is_const() && v.c.is_number())
+    return Val::constant(ConstValue::of_int(std::llabs(int64_t(v.c.as_double()))));
+  return Val::tensor(g.sem().unary_math(UnaryOp::Abs, g.to_tensor(v, "abs's argument")));
+}
+
+template <double (*F)(double)> Val math_fn(IrGen &g, CallArgs &a) {
+  const Val &v = required(g, a, 0, "x", "the math function");
+  if (!v.is_const() || !v.c.is_number())
+    g.fail("math.* functions work on compile-time numbers; use tl.* for tensors");
+  return Val::constant(ConstValue::of_float(F(v.c.as_double())));
+}
+double d_sqrt(double x) { return std::sqrt(x); }
+double d_log(double x) { return std::log(x); }
+double d_log2(double x) { return std::log2(x); }
+double d_exp(double x) { return std::exp(x); }
+Val math_ceil(IrGen &g, CallArgs &a) {
+  Val r = math_fn<std::ceil>(g, a);
+  return Val::constant(ConstValue::of_int(static_cast<int64_t>(r.c.f)));
+}
+Val math_floor(IrGen &g, CallArgs &a) {
+  Val r = math_fn<std::floor>(g, a);
+  return Val::constant(ConstValue::of_int(static_cast<int64_t>(r.c.f)));
+}
+
+const std::unordered_map<std::string, Handler> &handlers() {
+  static const std::unordered_map<std::string, Handler> table = {
+      {"tl.program_id", tl_program_id},
+      {"tl.num_programs", tl_num_programs},
+      {"tl.arange", tl_arange},
+      {"tl.zeros", tl_zeros},
+      {"tl.full", tl_full},
+      {"tl.zeros_like", tl_zeros_like},
+      {"tl.full_like", tl_full_like},
+      {"tl.cast", tl_cast},
+      {"tl.load", tl_load},
+      {"tl.store", tl_store},
+      {"tl.atomic_add", tl_atomic_add},
+      {"tl.atomic_max", tl_atomic_max},
+      {"tl.atomic_min", tl_atomic_min},
+      {"tl.atomic_and", tl_atomic_and},
+      {"tl.atomic_or", tl_atomic_or},
+      {"tl.atomic_xor", tl_atomic_xor},
+      {"tl.atomic_xchg", tl_atomic_xchg},
+      {"tl.atomic_cas", tl_atomic_cas},
+      {"tl.exp", unary<UnaryOp::Exp>},
+      {"tl.exp2", unary<UnaryOp::Exp2>},
+      {"tl.log", unary<UnaryOp::Log>},
+      {"tl.log2", unary<UnaryOp::Log2>},
+      {"tl.sqrt", unary<UnaryOp::Sqrt>},
+      {"tl.sqrt_rn", unary<UnaryOp::Sqrt>},
+      {"tl.rsqrt", unary<UnaryOp::Rsqrt>},
+      {"tl.sin", unary<UnaryOp::Sin>},
+      {"tl.cos", unary<UnaryOp::Cos>},
+      {"tl.abs", unary<UnaryOp::Abs>},
+      {"tl.floor", unary<UnaryOp::Floor>},
+      {"tl.ceil", unary<UnaryOp::Ceil>},
+      {"tl.erf", unary<UnaryOp::Erf>},
+      {"tl.sigmoid", tl_sigmoid},
+      {"tl.fma", tl_fma},
+      {"tl.maximum", tl_maximum},
+      {"tl.minimum", tl_minimum},
+      {"tl.clamp", tl_clamp},
+      {"tl.where", tl_where},
+      {"tl.fdiv", tl_fdiv},
+      {"tl.div_rn", tl_fdiv},
+      {"tl.umulhi", tl_umulhi},
+      {"tl.sum", tl_sum},
+      {"tl.prod", tl_prod},
+      {"tl.xor_sum", tl_xor_sum},
+      {"tl.max", tl_max},
+      {"tl.min", tl_min},
+      {"tl.argmax", tl_argmax},
+      {"tl.argmin", tl_argmin},
+      {"tl.cumsum", tl_cumsum},
+      {"tl.cumprod", tl_cumprod},
+      {"tl.reshape", tl_reshape},
+      {"tl.view", tl_reshape},
+      {"tl.ravel", tl_ravel},
+      {"tl.expand_dims", tl_expand_dims},
+      {"tl.broadcast_to", tl_broadcast_to},
+      {"tl.broadcast", tl_broadcast},
+      {"tl.trans", tl_trans},
+      {"tl.permute", tl_permute},
+      {"tl.dot", tl_dot},
+      {"tl.cdiv", tl_cdiv},
+      {"tl.multiple_of", identity_hint},
+      {"tl.max_contiguous", identity_hint},
+      {"tl.max_constancy", identity_hint},
+      {"tl.debug_barrier", tl_debug_barrier},
+      {"tl.static_assert", tl_static_assert},
+      {"tl.static_print", tl_static_print},
+      {"tl.device_assert", tl_device_assert},
+      {"tl.constexpr", tl_constexpr},
+      {"tl.range", range_outside_for},
+      {"tl.static_range", range_outside_for},
+      {"py.range", range_outside_for},
+      {"py.min", py_min},
+      {"py.max", py_max},
+      {"py.int", py_int},
+      {"py.float", py_float},
+      {"py.bool", py_bool},
+      {"py.len", py_len},
+      {"py.abs", py_abs},
+      {"py.print", tl_static_print},
+      {"math.sqrt", math_fn<d_sqrt>},
+      {"math.log", math_fn<d_log>},
+      {"math.log2", math_fn<d_log2>},
+      {"math.exp", math_fn<d_exp>},
+      {"math.ceil", math_ceil},
+      {"math.floor", math_floor},
+  };
+  return table;
+}
+
+} // namespace
+
+Val IrGen::call_builtin(const std::string &name, CallArgs &args) {
+  const auto &table = handlers();
+  auto it = table.find(name);
+  if (it == table.end()) {
+    std::string shown = name.rfind("py.", 0) == 0 ? name.substr(3) : name;
+    fail(shown + " is not supported by kiln yet");
+  }
+  return it->second(*this, args);
+}
+
+} // namespace kiln::frontend

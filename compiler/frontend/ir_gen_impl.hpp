@@ -1,0 +1,162 @@
+// Internals of the IR generator, shared by its .cpp files.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/ir_gen.hpp"
+#include "compiler/frontend/semantic.hpp"
+#include "compiler/ir/builder.hpp"
+
+namespace kiln::frontend {
+
+/// What a name or an expression stands for while generating IR: an IR value
+/// (a tensor), a compile-time value, or one of the things Python code can
+/// name (a dtype, a jit function, a module like `tl`, a builtin, a tuple).
+struct Val {
+  enum class Kind : uint8_t { Tensor, Const, DType, Function, Namespace, Builtin, Tuple, Method, Slice };
+  enum class Ns : uint8_t { Triton, Language, LanguageMath, Math };
+
+  Kind kind = Kind::Const;
+  ir::Value *v = nullptr;
+  ConstValue c;
+  ir::Type type; ///< Kind::DType: the element type (pointer flag for pointer dtypes)
+  const JitFunctionInfo *fn = nullptr;
+  Ns ns = Ns::Triton;
+  std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"
+  std::vector<Val> elems; ///< Tuple; Method: elems[0] is the receiver
+
+  static Val tensor(ir::Value *v) {
+    Val r;
+    r.kind = Kind::Tensor;
+    r.v = v;
+    return r;
+  }
+  static Val constant(ConstValue c) {
+    Val r;
+    r.kind = Kind::Const;
+    r.c = std::move(c);
+    return r;
+  }
+  static Val dtype(ir::Type t) {
+    Val r;
+    r.kind = Kind::DType;
+    r.type = t;
+    return r;
+  }
+  static Val tuple(std::vector<Val> e) {
+    Val r;
+    r.kind = Kind::Tuple;
+    r.elems = std::move(e);
+    return r;
+  }
+  static Val builtin(std::string n) {
+    Val r;
+    r.kind = Kind::Builtin;
+    r.name = std::move(n);
+    return r;
+  }
+
+  bool is_tensor() const { return kind == Kind::Tensor; }
+  bool is_const() const { return kind == Kind::Const; }
+  bool is_none() const { return kind == Kind::Const && c.kind == ConstValue::Kind::None; }
+  /// Same binding: the same IR value or an equal constant.
+  bool same_as(const Val &o) const;
+};
+
+using Scope = std::map<std::string, Val>;
+
+/// Arguments of a call, read by position or keyword.
+struct CallArgs {
+  std::vector<Val> pos;
+  std::vector<std::pair<std::string, Val>> kw;
+  const Expr *expr = nullptr;
+
+  /// The argument at `index` or named `name`; `fallback` when absent (null: required).
+  const Val *find(size_t index, const char *name) const;
+};
+
+class IrGen {
+public:
+  IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals, const Options &options,
+        ir::Program &program);
+
+  void generate_kernel(const std::vector<compiler::ParamSpec> &params);
+  std::map<std::string, ConstValue> used_globals;
+
+  // ---- shared with the builtins (ir_gen_builtins.cpp) ----
+  [[noreturn]] void fail(Loc loc, const std::string &message) const;
+  [[noreturn]] void fail(const std::string &message) const { fail(builder().loc(), message); }
+  ir::Builder &builder() const { return *builder_; }
+  Semantic &sem() { return *sem_; }
+
+  /// The IR value of a tensor or number (int -> i32/i64, float -> f32, bool -> i1).
+  ir::Value *to_tensor(const Val &v, const char *what);
+  Operand to_operand(const Val &v, const char *what);
+  /// A compile-time integer (a Const int/bool), or an error naming `what`.
+  int64_t const_int(const Val &v, const char *what);
+  /// A dtype argument (tl.float32, x.dtype, ...).
+  ir::Type const_dtype(const Val &v, const char *what);
+  /// A shape: an int or a tuple/list of ints, each a power of two.
+  std::vector<int64_t> const_shape(const Val &v, const char *what);
+
+  Val call_builtin(const std::string &name, CallArgs &args);
+
+private:
+  // statements (ir_gen.cpp)
+  void exec_body(const Body &body);
+  void exec(const Stmt &s);
+  void assign(const Expr &target, Val value);
+  void exec_if(const Stmt &s);
+  void exec_runtime_if(const Stmt &s, ir::Value *cond);
+  void exec_for(const Stmt &s);
+  void exec_static_for(const Stmt &s, const CallArgs &range);
+  void exec_runtime_for(const Stmt &s, const CallArgs &range);
+  void exec_while(const Stmt &s);
+  void exec_return(const Stmt &s);
+
+  // loops and branches: which names a body assigns
+  std::vector<std::string> carried_names(const Body &body) const;
+  ir::Value *yield_value(const std::string &name, const Val &v, const ir::Type &type);
+
+  // expressions (ir_gen_expr.cpp)
+  Val eval(const Expr &e);
+  Val lookup(const std::string &name, Loc loc);
+  Val attribute(const Val &base, const std::string &attr, Loc loc);
+  Val call(const Val &fn, CallArgs &args, Loc loc);
+  Val call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc);
+  Val call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc);
+  Val binop(Op op, const Val &a, const Val &b, Loc loc);
+  Val unaryop(Op op, const Val &a, Loc loc);
+  Val compare(Op op, const Val &a, const Val &b, Loc loc);
+  Val subscript(const Expr &e);
+  Val power(const Val &base, const Val &exp, Loc loc);
+
+  const JitFunctionInfo &kernel_;
+  const compiler::GlobalValues &globals_;
+  Options options_;
+  ir::Program &program_;
+  ir::Builder *builder_ = nullptr;
+  std::unique_ptr<Semantic> sem_;
+  const SourceFile *source_;
+
+  // The current function frame.
+  struct Frame {
+    const JitFunctionInfo *fn = nullptr;
+    Scope scope;
+    bool returned = false;
+    std::optional<Val> result;
+    int runtime_depth = 0; ///< nesting of runtime if/for/while in this frame
+  };
+  Frame *frame_ = nullptr;
+  int call_depth_ = 0;
+  std::map<std::string, ir::Function *> device_functions_;
+};
+
+/// Python's value semantics for operators on two constants.
+ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const SourceFile &src, Loc loc);
+
+} // namespace kiln::frontend

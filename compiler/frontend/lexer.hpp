@@ -1,0 +1,53 @@
+// The lexer: kernel file text to Python tokens, with the INDENT / DEDENT /
+// NEWLINE tokens that Python's tokenizer derives from indentation and line
+// ends. The parser (parser.hpp) is its only client.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/frontend/source.hpp"
+
+namespace kiln::frontend {
+
+enum class TokenKind : uint8_t {
+  Name,      // identifiers and keywords alike (the parser tells them apart); text
+  Int,       // int_value; text is the spelling ("0xFF", "1_000")
+  Float,     // float_value; text is the spelling
+  String,    // text is the value: quotes removed, escapes resolved
+  Op,        // operators and delimiters ("+", "//=", "(", "->", "..."); text
+  Newline,   // the end of a logical line
+  Indent,    // a line indented deeper than the one before
+  Dedent,    // one per indentation level a line closes
+  EndOfFile, // always the last token
+};
+
+struct Token {
+  TokenKind kind;
+  Loc loc;            // the first byte of the token (for Newline: just after the line's last token)
+  uint32_t begin = 0; // byte offsets of the token in the file: [begin, end);
+  uint32_t end = 0;   // empty for Newline, Indent, Dedent and EndOfFile
+  std::string text;
+  uint64_t int_value = 0;
+  double float_value = 0;
+
+  Token(TokenKind k, Loc l) : kind(k), loc(l) {}
+
+  bool is_op(std::string_view op) const { return kind == TokenKind::Op && text == op; }
+  bool is_name(std::string_view name) const { return kind == TokenKind::Name && text == name; }
+};
+
+/// Whether `name` is a reserved Python keyword (`def`, `if`, `None`, ...); soft
+/// keywords such as `match` are not.
+bool is_keyword(std::string_view name);
+
+/// The token as a syntax error names it: "'x'", "')'", "end of line", ...
+std::string describe(const Token &token);
+
+/// All tokens of the file, ending with EndOfFile. Throws CompileError at the
+/// first lexical error. Safe to call from several threads.
+std::vector<Token> tokenize(const SourceFile &source);
+
+} // namespace kiln::frontend

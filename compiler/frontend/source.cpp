@@ -1,0 +1,41 @@
+#include "compiler/frontend/source.hpp"
+
+#include <limits>
+
+namespace kiln::frontend {
+
+SourceFile::SourceFile(std::string path, std::string text)
+    : path_(std::move(path)), text_(std::move(text)) {
+  // Offsets and locations are 32-bit to keep tokens and AST nodes small; no
+  // kernel file comes near 4 GiB, but a user could still pass one.
+  if (text_.size() >= std::numeric_limits<uint32_t>::max())
+    throw CompileError(path_, 1, 1, "the file is too large (4 GiB or more) to be a kernel file",
+                       "");
+  // A line starts at offset 0 and after every newline, except that a final
+  // newline ends the last line rather than starting an empty one.
+  if (!text_.empty())
+    line_starts_.push_back(0);
+  for (size_t i = 0; i + 1 < text_.size(); ++i)
+    if (text_[i] == '\n')
+      line_starts_.push_back(static_cast<uint32_t>(i + 1));
+}
+
+std::string_view SourceFile::line(uint32_t n) const {
+  if (n == 0 || n > line_starts_.size())
+    return {};
+  const size_t begin = line_starts_[n - 1];
+  size_t end = text_.find('\n', begin);
+  if (end == std::string::npos)
+    end = text_.size();
+  // Files written on Windows end lines with "\r\n"; the '\r' is not part of
+  // the line and would garble the caret display.
+  if (end > begin && text_[end - 1] == '\r')
+    --end;
+  return std::string_view(text_).substr(begin, end - begin);
+}
+
+CompileError SourceFile::error(Loc loc, std::string message) const {
+  return CompileError(path_, loc.line, loc.col, std::move(message), std::string(line(loc.line)));
+}
+
+} // namespace kiln::frontend

@@ -1,0 +1,34 @@
+// LLVM's middle and back end, shared by the CPU and NVPTX paths: target
+// machines, the O3 pipeline, and object / assembly emission.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/target.hpp"
+#include "kiln/options.hpp"
+
+namespace llvm {
+class Module;
+class TargetMachine;
+} // namespace llvm
+
+namespace kiln::llvmgen {
+
+/// A target machine for `t`. Registers LLVM's targets on first use (thread-safe).
+std::unique_ptr<llvm::TargetMachine> target_machine(const compiler::Target &t, const Options &o);
+
+/// Sets the module's triple and data layout to the machine's.
+void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
+
+/// The O3 pipeline with loop and SLP vectorization; on x86 it maps math
+/// calls to glibc's vector math library (libmvec).
+void optimize(llvm::Module &m, llvm::TargetMachine &tm);
+
+std::vector<uint8_t> emit_object(llvm::Module &m, llvm::TargetMachine &tm);
+std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm);
+std::string print_module(const llvm::Module &m);
+
+} // namespace kiln::llvmgen

@@ -1,0 +1,29 @@
+// How a kernel's parameters are specialized for one compile.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/module_info.hpp"
+
+namespace kiln::compiler {
+
+/// How one parameter is specialized: Triton's (type, attribute) pair.
+struct ParamSpec {
+  bool is_constexpr = false;
+  frontend::ConstValue value; ///< when is_constexpr
+  DType dtype = DType::i32;   ///< element type (pointers) or value type (scalars)
+  bool is_pointer = false;
+  bool is_const = false;      ///< `*k` pointer
+  bool divisible16 = false;   ///< the `D` attribute
+
+  /// Triton's spelling: "*fp32", "*kfp16", "i32", "fp32", "u1", "constexpr".
+  std::string type_str() const;
+  friend bool operator==(const ParamSpec &, const ParamSpec &) = default;
+};
+
+/// The values of the module globals the kernel was compiled with, by name.
+using GlobalValues = std::map<std::string, frontend::GlobalInfo>;
+
+} // namespace kiln::compiler

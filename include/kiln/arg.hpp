@@ -1,0 +1,105 @@
+// One launch argument, as the binder sees it.
+//
+// An Arg is a small trivially-copyable value (no allocation): launches build
+// an array of them on the stack. Implicit constructors cover what a Triton
+// user would pass from Python: tensors, integers of every width, floats,
+// bools, None (nullptr), a jit function (for higher-order kernels), and by
+// name with kiln::arg("BLOCK", 1024) for constexprs, defaults and options.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <type_traits>
+
+#include "kiln/dtype.hpp"
+#include "kiln/tensor.hpp"
+
+namespace kiln {
+
+class Kernel;
+namespace runtime {
+class JitFunction;
+}
+
+class Arg {
+public:
+  enum class Kind : uint8_t { None, Int, UInt, Float, Bool, Pointer, Function };
+
+  /// None, as an argument left out would be.
+  Arg() = default;
+  Arg(std::nullptr_t) : kind_(Kind::None) {}
+  Arg(bool b) : kind_(Kind::Bool) { u_.b = b; }
+  template <std::signed_integral T>
+    requires(!std::same_as<T, bool>)
+  Arg(T v) : kind_(Kind::Int) {
+    u_.i = v;
+  }
+  template <std::unsigned_integral T>
+    requires(!std::same_as<T, bool>)
+  Arg(T v) {
+    // Values that fit int64 behave as Python ints would; larger ones are u64.
+    if (static_cast<uint64_t>(v) <= static_cast<uint64_t>(INT64_MAX)) {
+      kind_ = Kind::Int;
+      u_.i = static_cast<int64_t>(v);
+    } else {
+      kind_ = Kind::UInt;
+      u_.u = v;
+    }
+  }
+  Arg(float v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
+  Arg(double v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
+  Arg(const Tensor &t) : kind_(Kind::Pointer), dtype_(t.dtype) { u_.p = t.data; }
+  template <class T>
+    requires(!std::is_void_v<T>)
+  Arg(T *p) : kind_(Kind::Pointer), dtype_(dtype_of<std::remove_const_t<T>>()) {
+    u_.p = p;
+  }
+  Arg(const Kernel &fn);
+  Arg(const DLTensor *t);
+
+  /// A pointer argument known only by its element type, for warmup (Triton's
+  /// MockTensor): it specializes as an aligned pointer and is never launched.
+  static Arg mock(DType t) {
+    Arg a(nullptr);
+    a.kind_ = Kind::Pointer;
+    a.dtype_ = t;
+    return a;
+  }
+
+  Kind kind() const { return kind_; }
+  DType dtype() const { return dtype_; }
+  /// The parameter this argument binds to by name, or nullptr for positional.
+  const char *name() const { return name_; }
+  int64_t as_int() const { return u_.i; }
+  uint64_t as_uint() const { return u_.u; }
+  double as_float() const { return u_.f; }
+  bool as_bool() const { return u_.b; }
+  const void *as_pointer() const { return u_.p; }
+  const runtime::JitFunction *as_function() const { return u_.fn; }
+
+private:
+  friend Arg arg(const char *name, Arg value);
+
+  Kind kind_ = Kind::None;
+  DType dtype_ = DType::i64;
+  const char *name_ = nullptr;
+  union {
+    int64_t i;
+    uint64_t u;
+    double f;
+    bool b;
+    const void *p;
+    const runtime::JitFunction *fn;
+  } u_{};
+};
+
+/// A named argument: a parameter by name (`arg("BLOCK", 1024)`) or a launch
+/// option (`arg("num_warps", 8)`). `name` must outlive the launch call.
+inline Arg arg(const char *name, Arg value) {
+  value.name_ = name;
+  return value;
+}
+
+static_assert(std::is_trivially_copyable_v<Arg>);
+
+} // namespace kiln

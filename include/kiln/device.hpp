@@ -1,0 +1,23 @@
+// Where a kernel runs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+enum class Backend : uint8_t { cpu, cuda };
+
+/// A device: the host CPU (index 0) or a CUDA device by ordinal.
+struct Device {
+  Backend backend = Backend::cpu;
+  int index = 0;
+
+  friend bool operator==(const Device &, const Device &) = default;
+  std::string str() const; // "cpu", "cuda:0"
+};
+
+/// An opaque stream handle (a CUstream on cuda; ignored on cpu). Null is the default stream.
+using Stream = void *;
+
+} // namespace kiln

@@ -1,0 +1,44 @@
+// Element types of tensors and kernel values.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kiln {
+
+/// The scalar element types of the kernel language (shared/LANGUAGE.md).
+enum class DType : uint8_t { i1, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64 };
+
+inline constexpr int kNumDTypes = 13;
+
+/// Bytes per element (i1 is stored as one byte).
+std::size_t dtype_size(DType t);
+/// Triton's spelling in a specialization: "i1", "i32", "u8", "fp16", "bf16", "fp32".
+std::string_view dtype_name(DType t);
+/// The short spelling of the CLI and .npy handling: "i1", "i32", "f16", "bf16", "f32".
+std::string_view dtype_short_name(DType t);
+/// Parses either spelling ("fp32" or "f32", "i32", "bf16", "u1"=i1); nullopt if unknown.
+std::optional<DType> parse_dtype(std::string_view s);
+
+inline bool is_float(DType t) { return t >= DType::f16; }
+inline bool is_signed_int(DType t) { return t >= DType::i8 && t <= DType::i64; }
+inline bool is_unsigned_int(DType t) { return t >= DType::u8 && t <= DType::u64; }
+inline bool is_int(DType t) { return t <= DType::u64; }
+
+/// The DType of a C++ element type, for typed raw pointers.
+template <class T> constexpr DType dtype_of();
+template <> constexpr DType dtype_of<bool>() { return DType::i1; }
+template <> constexpr DType dtype_of<int8_t>() { return DType::i8; }
+template <> constexpr DType dtype_of<int16_t>() { return DType::i16; }
+template <> constexpr DType dtype_of<int32_t>() { return DType::i32; }
+template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
+template <> constexpr DType dtype_of<uint8_t>() { return DType::u8; }
+template <> constexpr DType dtype_of<uint16_t>() { return DType::u16; }
+template <> constexpr DType dtype_of<uint32_t>() { return DType::u32; }
+template <> constexpr DType dtype_of<uint64_t>() { return DType::u64; }
+template <> constexpr DType dtype_of<float>() { return DType::f32; }
+template <> constexpr DType dtype_of<double>() { return DType::f64; }
+
+} // namespace kiln

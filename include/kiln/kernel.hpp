@@ -1,0 +1,121 @@
+// A jit function of a module: the thing a host program launches.
+//
+//   kiln::Module m = kiln::Module::from_file("vector_add.py");
+//   kiln::Kernel add = m.kernel("add_kernel");
+//   add[{kiln::cdiv(n, 1024)}](x, y, out, n, kiln::arg("BLOCK", 1024));
+//
+// Mirrors Triton's JITFunction: positional arguments bind in order, named
+// ones (kiln::arg) by parameter name or as launch options (num_warps, ...).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kiln/arg.hpp"
+#include "kiln/compiled_kernel.hpp"
+#include "kiln/device.hpp"
+#include "kiln/grid.hpp"
+
+namespace kiln {
+
+namespace runtime {
+class JitFunction;
+}
+
+/// Where the binary of a launch came from.
+enum class BinarySource : uint8_t { compiled, memory, disk, remote };
+const char *binary_source_name(BinarySource s);
+
+struct LaunchResult {
+  const CompiledKernel *kernel = nullptr; ///< null when the grid was empty
+  BinarySource source = BinarySource::memory;
+};
+
+/// A parameter of a jit function, as declared.
+struct KernelParam {
+  std::string name;
+  unsigned index = 0;
+  std::string annotation; ///< as written: "tl.constexpr", "tl.int64", "" if none
+  bool is_constexpr = false;
+  bool is_const = false;
+  bool do_not_specialize = false;
+  bool do_not_specialize_on_alignment = false;
+  bool has_default = false;
+};
+
+/// A handle to a jit function; copies share it. Launching, warmup and every
+/// accessor are safe from any number of threads at once.
+class Kernel {
+public:
+  class Launcher;
+
+  const std::string &name() const;
+  const std::vector<KernelParam> &params() const;
+  /// Hex SHA-256 over the source, callees, first line and constexpr globals.
+  const std::string &cache_key() const;
+
+  /// `kernel[grid](args...)`: binds, specializes, compiles or hits a cache, launches.
+  Launcher operator[](Grid grid) const;
+  Launcher operator[](GridFn grid) const;
+
+  LaunchResult run(std::span<const Arg> args, Grid grid, Stream stream = nullptr) const;
+  LaunchResult run(std::span<const Arg> args, const GridFn &grid, Stream stream = nullptr) const;
+  /// Compiles (or finds) the binary for these arguments without launching.
+  /// Pointer arguments may be Arg::mock(dtype).
+  LaunchResult warmup(std::span<const Arg> args) const;
+
+  const std::shared_ptr<runtime::JitFunction> &impl() const { return fn_; }
+  explicit Kernel(std::shared_ptr<runtime::JitFunction> fn) : fn_(std::move(fn)) {}
+
+private:
+  std::shared_ptr<runtime::JitFunction> fn_;
+};
+
+class Kernel::Launcher {
+public:
+  Launcher(const Kernel &k, Grid g) : kernel_(k), grid_(g) {}
+  Launcher(const Kernel &k, GridFn g) : kernel_(k), grid_fn_(std::move(g)) {}
+
+  Launcher &on(Stream s) {
+    stream_ = s;
+    return *this;
+  }
+
+  template <class... A> LaunchResult operator()(A &&...args) const {
+    const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
+    if (grid_fn_)
+      return kernel_.run(packed, grid_fn_, stream_);
+    return kernel_.run(packed, grid_, stream_);
+  }
+
+private:
+  const Kernel &kernel_;
+  Grid grid_;
+  GridFn grid_fn_;
+  Stream stream_ = nullptr;
+};
+
+inline Kernel::Launcher Kernel::operator[](Grid grid) const { return Launcher(*this, grid); }
+inline Kernel::Launcher Kernel::operator[](GridFn grid) const {
+  return Launcher(*this, std::move(grid));
+}
+
+/// The bound arguments of a launch, for grid functions and hooks.
+class BoundArgs {
+public:
+  BoundArgs(const std::vector<KernelParam> &params, std::span<const Arg> values)
+      : params_(params), values_(values) {}
+  /// The value bound to parameter `name`; throws ArgumentError if there is none.
+  const Arg &operator[](std::string_view name) const;
+  std::span<const Arg> values() const { return values_; }
+
+private:
+  const std::vector<KernelParam> &params_;
+  std::span<const Arg> values_;
+};
+
+} // namespace kiln

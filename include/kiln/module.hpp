@@ -1,0 +1,46 @@
+// A parsed kernel file: its jit functions and module-level constants.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/arg.hpp"
+#include "kiln/kernel.hpp"
+
+namespace kiln {
+
+namespace runtime {
+class ModuleState;
+}
+
+/// A handle to a loaded kernel file. Copies share the same module. All
+/// methods are safe to call from several threads at once, except set_global
+/// which must not race with launches of this module's kernels.
+class Module {
+public:
+  /// Reads and parses a file. Throws CompileError (syntax, unsupported
+  /// module-level construct) or RuntimeError (unreadable file).
+  static Module from_file(const std::string &path);
+  /// Parses `source`; `name` stands for the file name in messages.
+  static Module from_string(std::string source, std::string name = "<string>");
+
+  /// The @triton.jit function `name`. Throws ArgumentError listing the
+  /// module's functions when there is none of that name.
+  Kernel kernel(std::string_view name) const;
+  std::vector<std::string> function_names() const;
+  const std::string &path() const;
+
+  /// Changes a module-level `tl.constexpr` global (an int, float or bool).
+  /// A kernel compiled with the old value reports the change at its next launch.
+  void set_global(std::string_view name, Arg value);
+
+  const std::shared_ptr<runtime::ModuleState> &state() const { return state_; }
+
+private:
+  explicit Module(std::shared_ptr<runtime::ModuleState> s) : state_(std::move(s)) {}
+  std::shared_ptr<runtime::ModuleState> state_;
+};
+
+} // namespace kiln

@@ -1,0 +1,80 @@
+#include "runtime/cache_key.hpp"
+
+#include <set>
+
+#include "compiler/support/sha256.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+using frontend::Body;
+using frontend::Expr;
+using frontend::ExprKind;
+
+void names_in_expr(const Expr &e, std::vector<std::string> &out) {
+  if (e.kind == ExprKind::Name)
+    out.push_back(e.id);
+  for (const auto &c : e.children)
+    if (c)
+      names_in_expr(*c, out);
+  for (const auto &k : e.keywords)
+    names_in_expr(*k.value, out);
+}
+
+void names_in_body(const Body &body, std::vector<std::string> &out) {
+  for (const auto &s : body) {
+    for (const auto &t : s->targets)
+      names_in_expr(*t, out);
+    for (const Expr *e : {s->value.get(), s->test.get(), s->annotation.get()})
+      if (e)
+        names_in_expr(*e, out);
+    names_in_body(s->body, out);
+    names_in_body(s->orelse, out);
+  }
+}
+
+std::string key_of(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals,
+                   std::set<const frontend::JitFunctionInfo *> &visiting) {
+  visiting.insert(&fn);
+  Sha256 h;
+  h.field(fn.source).field(std::to_string(fn.first_line));
+  std::vector<std::string> names;
+  names_in_body(fn.def->body, names);
+  std::set<std::string> seen;
+  for (const std::string &n : names) {
+    if (!seen.insert(n).second)
+      continue;
+    if (const frontend::JitFunctionInfo *callee = fn.module->function(n)) {
+      h.field("fn:" + n);
+      h.field(visiting.count(callee) ? "recursion:" + n : key_of(*callee, globals, visiting));
+      continue;
+    }
+    auto it = globals.find(n);
+    if (it != globals.end() && it->second.is_constexpr)
+      h.field("global:" + n + "=" + it->second.value.repr());
+  }
+  visiting.erase(&fn);
+  return h.hex_digest();
+}
+
+} // namespace
+
+std::string function_cache_key(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals) {
+  std::set<const frontend::JitFunctionInfo *> visiting;
+  return key_of(fn, globals, visiting);
+}
+
+std::string compile_key(const std::string &function_key, const std::string &specialization,
+                        const Options &options, const compiler::Target &target) {
+  return Sha256()
+      .field("kiln-0.1.0")
+      .field(function_key)
+      .field(specialization)
+      .field(options.str())
+      .field(target.str())
+      .field(target.features)
+      .hex_digest();
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,450 @@
+// The launch path: bind -> specialize -> key -> cache lookup -> (compile) ->
+// globals check -> grid -> pack -> driver. Everything before "(compile)" and
+// after it runs on every launch and must not allocate, lock or build strings
+// on a cache hit.
+#include "runtime/jit_function.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include "compiler/compile.hpp"
+#include "compiler/support/sha256.hpp"
+#include "kiln/error.hpp"
+#include "runtime/cache_key.hpp"
+#include "runtime/context.hpp"
+#include "runtime/module_state.hpp"
+
+namespace kiln::runtime {
+
+using compiler::ParamSpec;
+using frontend::ConstValue;
+
+struct JitFunction::Bound {
+  const Arg *args[kMaxParams];
+  Options options;
+};
+
+namespace {
+
+enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5 };
+
+bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+std::optional<Arg> arg_from_const(const ConstValue &c) {
+  switch (c.kind) {
+  case ConstValue::Kind::None: return Arg(nullptr);
+  case ConstValue::Kind::Int: return Arg(c.i);
+  case ConstValue::Kind::Float: return Arg(c.f);
+  case ConstValue::Kind::Bool: return Arg(c.b);
+  default: return std::nullopt; // strings and functions have no C++ argument form
+  }
+}
+
+const char *arg_kind_name(Arg::Kind k) {
+  switch (k) {
+  case Arg::Kind::None: return "None";
+  case Arg::Kind::Int:
+  case Arg::Kind::UInt: return "an integer";
+  case Arg::Kind::Float: return "a float";
+  case Arg::Kind::Bool: return "a bool";
+  case Arg::Kind::Pointer: return "a tensor";
+  case Arg::Kind::Function: return "a jit function";
+  }
+  return "?";
+}
+
+PackKind pack_kind(const ParamSpec &s) {
+  if (s.is_pointer)
+    return PackKind::Pointer;
+  switch (s.dtype) {
+  case DType::i1: return PackKind::Bool;
+  case DType::i8:
+  case DType::u8: return PackKind::I8;
+  case DType::i16:
+  case DType::u16: return PackKind::I16;
+  case DType::i32:
+  case DType::u32: return PackKind::I32;
+  case DType::i64:
+  case DType::u64: return PackKind::I64;
+  case DType::f64: return PackKind::F64;
+  default: return PackKind::F32;
+  }
+}
+
+uint64_t options_word(const Options &o) {
+  return uint64_t(o.num_warps) | uint64_t(o.num_stages) << 8 | uint64_t(o.num_ctas) << 16 |
+         uint64_t(o.enable_fp_fusion) << 24 | uint64_t(o.debug) << 25;
+}
+
+} // namespace
+
+JitFunction::JitFunction(std::shared_ptr<ModuleState> module, const frontend::JitFunctionInfo &info)
+    : module_(std::move(module)), info_(info) {
+  if (info.params.size() > kMaxParams)
+    throw ArgumentError("kernel '" + info.name + "' has " + std::to_string(info.params.size()) +
+                        " parameters; kiln supports at most " + std::to_string(kMaxParams));
+  for (const frontend::ParamInfo &p : info.params) {
+    KernelParam k;
+    k.name = p.name;
+    k.index = p.index;
+    k.annotation = p.annotation;
+    k.is_constexpr = p.is_constexpr;
+    k.is_const = p.is_const;
+    k.do_not_specialize = p.do_not_specialize;
+    k.do_not_specialize_on_alignment = p.do_not_specialize_on_alignment;
+    k.has_default = p.default_value.has_value();
+    params_.push_back(std::move(k));
+    defaults_.push_back(p.default_value ? arg_from_const(*p.default_value) : std::nullopt);
+  }
+}
+
+JitFunction::~JitFunction() = default;
+
+void JitFunction::arg_error(const std::string &msg) const { throw ArgumentError(info_.name + ": " + msg); }
+
+const std::string &JitFunction::cache_key() const {
+  std::call_once(key_once_, [&] {
+    cache_key_ = function_cache_key(info_, module_->globals());
+    key_word_ = std::stoull(cache_key_.substr(0, 16), nullptr, 16);
+  });
+  return cache_key_;
+}
+
+uint64_t JitFunction::key_word() const {
+  cache_key();
+  return key_word_;
+}
+
+DeviceCache &JitFunction::device_cache(Device d) {
+  const int slot = d.backend == Backend::cpu ? 0 : 1 + d.index;
+  if (slot < 0 || slot >= kMaxDevices)
+    throw ArgumentError("device " + d.str() + " is out of range");
+  if (DeviceCache *dc = devices_[slot].load(std::memory_order_acquire))
+    return *dc;
+  std::lock_guard lock(devices_mutex_);
+  if (DeviceCache *dc = devices_[slot].load(std::memory_order_acquire))
+    return *dc;
+  auto dc = std::make_unique<DeviceCache>();
+  dc->device = d;
+  dc->driver = &Context::get().driver(d.backend);
+  dc->target = dc->driver->target(d.index);
+  devices_[slot].store(dc.get(), std::memory_order_release);
+  owned_devices_.push_back(std::move(dc));
+  return *owned_devices_.back();
+}
+
+// ---- binding ----
+
+namespace {
+
+int option_int(const Arg &a, const char *name, const std::string &fn) {
+  if (a.kind() != Arg::Kind::Int)
+    throw ArgumentError(fn + ": option " + name + " must be an integer, not " + arg_kind_name(a.kind()));
+  return static_cast<int>(a.as_int());
+}
+
+bool option_bool(const Arg &a, const char *name, const std::string &fn) {
+  if (a.kind() == Arg::Kind::Bool)
+    return a.as_bool();
+  if (a.kind() == Arg::Kind::Int)
+    return a.as_int() != 0;
+  throw ArgumentError(fn + ": option " + name + " must be a bool");
+}
+
+bool apply_option(const Arg &a, Options &o, const std::string &fn) {
+  const char *n = a.name();
+  if (!std::strcmp(n, "num_warps")) {
+    o.num_warps = option_int(a, n, fn);
+    if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)))
+      throw ArgumentError(fn + ": num_warps must be a power of two from 1 to 32, not " + std::to_string(o.num_warps));
+  } else if (!std::strcmp(n, "num_stages")) {
+    o.num_stages = option_int(a, n, fn);
+    if (o.num_stages < 1)
+      throw ArgumentError(fn + ": num_stages must be at least 1");
+  } else if (!std::strcmp(n, "num_ctas")) {
+    o.num_ctas = option_int(a, n, fn);
+    if (o.num_ctas != 1)
+      throw ArgumentError(fn + ": num_ctas other than 1 is not supported");
+  } else if (!std::strcmp(n, "enable_fp_fusion")) {
+    o.enable_fp_fusion = option_bool(a, n, fn);
+  } else if (!std::strcmp(n, "debug")) {
+    o.debug = option_bool(a, n, fn);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
+  const unsigned np = static_cast<unsigned>(params_.size());
+  for (unsigned i = 0; i < np; ++i)
+    b.args[i] = nullptr;
+  unsigned pos = 0;
+  for (const Arg &a : args) {
+    if (!a.name()) {
+      if (pos >= np)
+        arg_error("takes " + std::to_string(np) + " arguments but more were given");
+      b.args[pos++] = &a;
+      continue;
+    }
+    unsigned i = 0;
+    while (i < np && std::strcmp(params_[i].name.c_str(), a.name()) != 0)
+      ++i;
+    if (i < np) {
+      if (b.args[i])
+        arg_error("got multiple values for argument '" + params_[i].name + "'");
+      b.args[i] = &a;
+      continue;
+    }
+    if (!apply_option(a, b.options, info_.name))
+      throw ArgumentError(std::string("Keyword argument ") + a.name() + " was specified but unrecognised (" +
+                          info_.name + " has no parameter or option of that name)");
+  }
+  if (info_.debug)
+    b.options.debug = true;
+  for (unsigned i = 0; i < np; ++i) {
+    if (b.args[i])
+      continue;
+    if (!defaults_[i])
+      arg_error("missing a required argument: '" + params_[i].name + "'");
+    b.args[i] = &*defaults_[i];
+  }
+}
+
+// ---- specialization ----
+
+ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
+  const frontend::ParamInfo &p = info_.params[i];
+  ParamSpec s;
+  if (p.is_constexpr) {
+    s.is_constexpr = true;
+    switch (a.kind()) {
+    case Arg::Kind::None: s.value = ConstValue::none(); break;
+    case Arg::Kind::Int: s.value = ConstValue::of_int(a.as_int()); break;
+    case Arg::Kind::UInt: arg_error("constexpr '" + p.name + "' does not fit in int64");
+    case Arg::Kind::Float: s.value = ConstValue::of_float(a.as_float()); break;
+    case Arg::Kind::Bool: s.value = ConstValue::of_bool(a.as_bool()); break;
+    case Arg::Kind::Function: s.value = ConstValue::of_function(&a.as_function()->info()); break;
+    case Arg::Kind::Pointer:
+      arg_error("parameter '" + p.name + "' is tl.constexpr; pass a value, not a tensor");
+    }
+    return s;
+  }
+  const bool align = !p.do_not_specialize && !p.do_not_specialize_on_alignment;
+  switch (a.kind()) {
+  case Arg::Kind::Pointer:
+    if (p.annotated_type)
+      arg_error("parameter '" + p.name + "' is annotated as a scalar but got a tensor");
+    s.is_pointer = true;
+    s.dtype = a.dtype();
+    s.is_const = p.is_const;
+    s.divisible16 = align && (reinterpret_cast<uintptr_t>(a.as_pointer()) % 16 == 0);
+    return s;
+  case Arg::Kind::Int: {
+    const int64_t v = a.as_int();
+    if (p.annotated_type) {
+      s.dtype = *p.annotated_type;
+    } else if (v == 1 && !p.do_not_specialize) {
+      s.is_constexpr = true;
+      s.value = ConstValue::of_int(1);
+      return s;
+    } else {
+      s.dtype = fits_i32(v) ? DType::i32 : DType::i64;
+    }
+    s.divisible16 = align && is_int(s.dtype) && v % 16 == 0;
+    return s;
+  }
+  case Arg::Kind::UInt:
+    s.dtype = p.annotated_type ? *p.annotated_type : DType::u64;
+    s.divisible16 = align && is_int(s.dtype) && a.as_uint() % 16 == 0;
+    return s;
+  case Arg::Kind::Float:
+    s.dtype = p.annotated_type ? *p.annotated_type : DType::f32;
+    if (!kiln::is_float(s.dtype))
+      arg_error("parameter '" + p.name + "' is annotated as " + std::string(dtype_name(s.dtype)) +
+                " but got a float");
+    return s;
+  case Arg::Kind::Bool: s.dtype = DType::i1; return s;
+  case Arg::Kind::None:
+    s.is_constexpr = true;
+    s.value = ConstValue::none();
+    return s;
+  case Arg::Kind::Function:
+    s.is_constexpr = true;
+    s.value = ConstValue::of_function(&a.as_function()->info());
+    return s;
+  }
+  return s;
+}
+
+void JitFunction::specialize(const Bound &b, SpecKey &key) const {
+  const unsigned np = static_cast<unsigned>(params_.size());
+  for (unsigned i = 0; i < np; ++i) {
+    const Arg &a = *b.args[i];
+    const ParamSpec s = param_spec(i, a);
+    if (!s.is_constexpr) {
+      const Tag tag = s.is_pointer ? kPtr : kiln::is_float(s.dtype) ? kFloat : s.dtype == DType::i1 ? kBool : kInt;
+      key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 | uint64_t(s.is_const) << 17);
+      continue;
+    }
+    key.push(kConst | uint64_t(s.value.kind) << 8);
+    switch (s.value.kind) {
+    case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
+    case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
+    case ConstValue::Kind::Bool: key.push(s.value.b); break;
+    case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
+    default: key.push(0); break;
+    }
+  }
+  key.push(options_word(b.options));
+}
+
+// ---- compile on a miss ----
+
+LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
+                                            BinarySource &source) {
+  CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
+  std::lock_guard lock(entry->compile_mutex);
+  // Another thread may have compiled this key while we waited.
+  if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
+    source = BinarySource::memory;
+    return done;
+  }
+
+  compiler::CompileRequest req;
+  req.module = module_->info();
+  req.function = &info_;
+  for (unsigned i = 0; i < params_.size(); ++i)
+    req.params.push_back(param_spec(i, *b.args[i]));
+  for (unsigned i = 0; i < params_.size(); ++i)
+    if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
+        (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
+      arg_error("scalar parameter '" + params_[i].name + "' of type " +
+                std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");
+  const uint64_t version = module_->globals_version();
+  const compiler::GlobalValues globals = module_->globals();
+  req.globals = &globals;
+  req.options = b.options;
+  req.target = dc.target;
+
+  compiler::CompileOutput out = compiler::compile(req);
+
+  auto lk = std::make_unique<LoadedKernel>();
+  lk->compiled = std::move(out.kernel);
+  lk->compiled.key = compile_key(cache_key(), lk->compiled.specialization, b.options, dc.target);
+  lk->binary = dc.driver->load(lk->compiled, dc.device.index);
+  lk->specs = std::move(req.params);
+  for (unsigned i = 0; i < lk->specs.size(); ++i)
+    if (!lk->specs[i].is_constexpr)
+      lk->slots.push_back({static_cast<uint16_t>(i), pack_kind(lk->specs[i])});
+  lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
+  lk->globals_version.store(version, std::memory_order_relaxed);
+  source = BinarySource::compiled;
+  LoadedKernel *raw = lk.get();
+  entry->owned = std::move(lk);
+  entry->ready.store(raw, std::memory_order_release);
+  return raw;
+}
+
+void JitFunction::check_globals(LoadedKernel &k) const {
+  const uint64_t v = module_->globals_version();
+  if (v == k.globals_version.load(std::memory_order_acquire))
+    return;
+  for (const auto &[name, used] : k.used_globals) {
+    const std::optional<ConstValue> now = module_->global(name);
+    if (!now || !(*now == used))
+      arg_error("global variable " + name + " has changed since the kernel was compiled, from " + used.repr() +
+                " to " + (now ? now->repr() : std::string("<deleted>")) +
+                "; kernels read globals at compile time, so load the module again to use the new value");
+  }
+  k.globals_version.store(v, std::memory_order_release);
+}
+
+// ---- launch ----
+
+LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
+  Bound b;
+  bind(args, b);
+  SpecKey key;
+  specialize(b, key);
+  const uint64_t hash = key.hash();
+
+  DeviceCache &dc = device_cache(Context::get().device());
+  CacheEntry *entry = dc.kernels.find(key, hash);
+  LoadedKernel *k = entry ? entry->ready.load(std::memory_order_acquire) : nullptr;
+  BinarySource source = BinarySource::memory;
+  if (!k)
+    k = compile_and_load(b, key, hash, dc, source);
+  check_globals(*k);
+  LaunchResult result{&k->compiled, source};
+  if (spec.warmup)
+    return result;
+
+  Grid grid = spec.grid;
+  if (spec.grid_fn) {
+    Arg values[kMaxParams];
+    for (unsigned i = 0; i < params_.size(); ++i)
+      values[i] = *b.args[i];
+    grid = (*spec.grid_fn)(BoundArgs(params_, std::span<const Arg>(values, params_.size())));
+  }
+  if (grid.size() == 0)
+    return result;
+
+  uint64_t storage[kMaxParams];
+  void *ptrs[kMaxParams];
+  for (size_t s = 0; s < k->slots.size(); ++s) {
+    const PackSlot slot = k->slots[s];
+    const Arg &a = *b.args[slot.param];
+    void *dst = &storage[s];
+    const bool f = a.kind() == Arg::Kind::Float;
+    switch (slot.kind) {
+    case PackKind::Pointer: {
+      const void *p = a.as_pointer();
+      std::memcpy(dst, &p, sizeof p);
+      break;
+    }
+    case PackKind::I8: {
+      const int8_t v = static_cast<int8_t>(a.as_int());
+      std::memcpy(dst, &v, 1);
+      break;
+    }
+    case PackKind::I16: {
+      const int16_t v = static_cast<int16_t>(a.as_int());
+      std::memcpy(dst, &v, 2);
+      break;
+    }
+    case PackKind::I32: {
+      const int32_t v = static_cast<int32_t>(a.as_int());
+      std::memcpy(dst, &v, 4);
+      break;
+    }
+    case PackKind::I64: {
+      const int64_t v = a.as_int();
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case PackKind::F32: {
+      const float v = f ? static_cast<float>(a.as_float()) : static_cast<float>(a.as_int());
+      std::memcpy(dst, &v, 4);
+      break;
+    }
+    case PackKind::F64: {
+      const double v = f ? a.as_float() : static_cast<double>(a.as_int());
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case PackKind::Bool: {
+      const uint8_t v = a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int() != 0;
+      std::memcpy(dst, &v, 1);
+      break;
+    }
+    }
+    ptrs[s] = dst;
+  }
+  dc.driver->launch(*k->binary, grid, ptrs, spec.stream);
+  return result;
+}
+
+} // namespace kiln::runtime

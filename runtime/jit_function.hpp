@@ -1,0 +1,84 @@
+// The seed's JITFunction: one @triton.jit function of a module, its
+// parameters, cache key, per-device caches, and the launch path.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/module_info.hpp"
+#include "kiln/kernel.hpp"
+#include "runtime/kernel_cache.hpp"
+#include "runtime/spec_key.hpp"
+
+namespace kiln::runtime {
+
+class ModuleState;
+class Driver;
+
+/// Per-device state of a function: its kernel table and target.
+struct DeviceCache {
+  Device device;
+  Driver *driver = nullptr;
+  compiler::Target target;
+  KernelCache kernels;
+};
+
+/// Thread-safe: any number of threads may launch, warm up and query at once.
+class JitFunction {
+public:
+  JitFunction(std::shared_ptr<ModuleState> module, const frontend::JitFunctionInfo &info);
+  ~JitFunction();
+
+  const std::string &name() const { return info_.name; }
+  const std::vector<KernelParam> &params() const { return params_; }
+  const frontend::JitFunctionInfo &info() const { return info_; }
+  ModuleState &module() const { return *module_; }
+
+  /// Hex SHA-256 over source, callees, first line, constexpr globals. Computed once.
+  const std::string &cache_key() const;
+  /// 64 bits of cache_key(), the word a launch key holds when this function
+  /// is passed as a constexpr argument.
+  uint64_t key_word() const;
+
+  struct LaunchSpec {
+    Grid grid;
+    const GridFn *grid_fn = nullptr;
+    Stream stream = nullptr;
+    bool warmup = false;
+  };
+  LaunchResult run(std::span<const Arg> args, const LaunchSpec &spec);
+
+  /// The device cache of `d`, created on first use.
+  DeviceCache &device_cache(Device d);
+
+private:
+  struct Bound; // the bound arguments of one launch (jit_function.cpp)
+  void bind(std::span<const Arg> args, Bound &b) const;
+  void specialize(const Bound &b, SpecKey &key) const;
+  LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
+                                 BinarySource &source);
+  compiler::ParamSpec param_spec(unsigned i, const Arg &a) const;
+  void check_globals(LoadedKernel &k) const;
+  [[noreturn]] void arg_error(const std::string &msg) const;
+
+  std::shared_ptr<ModuleState> module_;
+  const frontend::JitFunctionInfo &info_;
+  std::vector<KernelParam> params_;
+  std::vector<std::optional<Arg>> defaults_;
+
+  mutable std::once_flag key_once_;
+  mutable std::string cache_key_;
+  mutable uint64_t key_word_ = 0;
+
+  static constexpr int kMaxDevices = 17; // cpu + 16 cuda devices
+  std::array<std::atomic<DeviceCache *>, kMaxDevices> devices_{};
+  std::mutex devices_mutex_;
+  std::vector<std::unique_ptr<DeviceCache>> owned_devices_;
+};
+
+} // namespace kiln::runtime

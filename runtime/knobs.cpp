@@ -1,0 +1,67 @@
+#include "runtime/knobs.hpp"
+
+#include <cstdlib>
+
+#include "kiln/error.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+const char *env(const char *name) {
+  const char *v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+bool env_bool(const char *name) {
+  const char *v = env(name);
+  if (!v)
+    return false;
+  const std::string s(v);
+  if (s == "1" || s == "true" || s == "on" || s == "yes")
+    return true;
+  if (s == "0" || s == "false" || s == "off" || s == "no")
+    return false;
+  throw ArgumentError(std::string(name) + "='" + s + "' is not a boolean; use 1 or 0");
+}
+
+uint64_t env_uint(const char *name) {
+  const char *v = env(name);
+  if (!v)
+    return 0;
+  char *end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (*end != '\0' || v[0] == '-')
+    throw ArgumentError(std::string(name) + "='" + v + "' is not a non-negative integer");
+  return n;
+}
+
+} // namespace
+
+Knobs Knobs::from_env() {
+  Knobs k;
+  if (const char *b = env("KILN_BACKEND")) {
+    k.backend = b;
+    if (k.backend != "cpu" && k.backend != "cuda" && k.backend != "auto")
+      throw ArgumentError("KILN_BACKEND='" + k.backend + "' is not one of cpu, cuda, auto");
+  }
+  if (const char *d = env("KILN_CACHE_DIR"))
+    k.cache_dir = d;
+  else if (const char *x = env("XDG_CACHE_HOME"))
+    k.cache_dir = std::string(x) + "/kiln";
+  else if (const char *h = env("HOME"))
+    k.cache_dir = std::string(h) + "/.cache/kiln";
+  k.cache_max_bytes = env_uint("KILN_CACHE_MAX_BYTES");
+  k.compile_threads = static_cast<int>(env_uint("KILN_COMPILE_THREADS"));
+  if (const char *r = env("KILN_REDIS_URL"))
+    k.redis_url = r;
+  if (const char *h = env("KILN_CACHE_HMAC_KEY"))
+    k.cache_hmac_key = h;
+  k.debug = env_bool("KILN_DEBUG");
+  if (const char *d = env("KILN_DUMP_DIR"))
+    k.dump_dir = d;
+  k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
+  return k;
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,25 @@
+// Every environment variable kiln reads, read in one place (DESIGN.md §7).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kiln::runtime {
+
+struct Knobs {
+  std::string backend = "auto";     ///< KILN_BACKEND: cpu | cuda | auto
+  std::string cache_dir;            ///< KILN_CACHE_DIR (default $XDG_CACHE_HOME/kiln or ~/.cache/kiln)
+  uint64_t cache_max_bytes = 0;     ///< KILN_CACHE_MAX_BYTES (0: no limit)
+  int compile_threads = 0;          ///< KILN_COMPILE_THREADS (0: all cores)
+  std::string redis_url;            ///< KILN_REDIS_URL (empty: off)
+  std::string cache_hmac_key;       ///< KILN_CACHE_HMAC_KEY
+  bool debug = false;               ///< KILN_DEBUG
+  std::string dump_dir;             ///< KILN_DUMP_DIR
+  bool always_compile = false;      ///< KILN_ALWAYS_COMPILE
+
+  /// Reads the environment. Throws ArgumentError for a malformed value.
+  static Knobs from_env();
+};
+
+} // namespace kiln::runtime

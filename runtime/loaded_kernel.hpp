@@ -1,0 +1,36 @@
+// A compiled kernel loaded on a device, with what a launch needs to pack
+// arguments and check globals without looking anything up.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/specialization.hpp"
+#include "kiln/compiled_kernel.hpp"
+#include "kiln/kernel.hpp"
+#include "runtime/driver.hpp"
+
+namespace kiln::runtime {
+
+/// How one launch parameter is written into the argument buffer.
+enum class PackKind : uint8_t { Pointer, I8, I16, I32, I64, F32, F64, Bool };
+
+struct PackSlot {
+  uint16_t param; ///< index of the kernel parameter
+  PackKind kind;
+};
+
+struct LoadedKernel {
+  CompiledKernel compiled;
+  std::unique_ptr<LoadedBinary> binary;
+  std::vector<compiler::ParamSpec> specs;
+  std::vector<PackSlot> slots;
+  /// Module globals the compile read, with the values it used.
+  std::vector<std::pair<std::string, frontend::ConstValue>> used_globals;
+  /// The module's globals version last seen equal to `used_globals`.
+  std::atomic<uint64_t> globals_version{0};
+};
+
+} // namespace kiln::runtime

@@ -1,0 +1,46 @@
+#include "runtime/module_state.hpp"
+
+#include "runtime/jit_function.hpp"
+
+namespace kiln::runtime {
+
+ModuleState::ModuleState(std::shared_ptr<const frontend::ModuleInfo> info)
+    : info_(std::move(info)), globals_(info_->globals) {}
+
+std::shared_ptr<JitFunction> ModuleState::function(std::string_view name) {
+  const frontend::JitFunctionInfo *fn = info_->function(name);
+  if (!fn)
+    return nullptr;
+  std::lock_guard lock(mutex_);
+  auto it = functions_.find(name);
+  if (it != functions_.end())
+    if (auto alive = it->second.lock())
+      return alive;
+  auto f = std::make_shared<JitFunction>(shared_from_this(), *fn);
+  functions_[std::string(name)] = f;
+  return f;
+}
+
+compiler::GlobalValues ModuleState::globals() const {
+  std::lock_guard lock(mutex_);
+  return globals_;
+}
+
+std::optional<frontend::ConstValue> ModuleState::global(const std::string &name) const {
+  std::lock_guard lock(mutex_);
+  auto it = globals_.find(name);
+  if (it == globals_.end())
+    return std::nullopt;
+  return it->second.value;
+}
+
+void ModuleState::set_global(std::string_view name, const frontend::ConstValue &value) {
+  std::lock_guard lock(mutex_);
+  auto it = globals_.find(std::string(name));
+  if (it == globals_.end())
+    throw ArgumentError("module " + path() + " has no global '" + std::string(name) + "'");
+  it->second.value = value;
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+} // namespace kiln::runtime
