@@ -3,6 +3,8 @@
 #include "compiler/compile.hpp"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -31,6 +33,27 @@ private:
   std::vector<StageTime> &out_;
   clock::time_point start_;
 };
+
+/// Writes each stage of a compile to `dir/<kernel>.<hash>/` for inspection.
+void dump_stages(const std::string &dir, const CompiledKernel &k, const std::string &unoptimized) {
+  namespace fs = std::filesystem;
+  const std::string id = sha256_hex(k.specialization + k.options.str() + k.target).substr(0, 12);
+  const fs::path out = fs::path(dir) / (k.name + "." + id);
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec)
+    throw RuntimeError("KILN_DUMP_DIR: cannot create " + out.string() + ": " + ec.message());
+  auto write = [&](const char *file, const void *data, std::size_t n) {
+    std::ofstream f(out / file, std::ios::binary);
+    f.write(static_cast<const char *>(data), static_cast<std::streamsize>(n));
+    if (!f)
+      throw RuntimeError("KILN_DUMP_DIR: cannot write " + (out / file).string());
+  };
+  for (const auto &[stage, text] : k.stages)
+    write((k.name + "." + stage).c_str(), text.data(), text.size());
+  write((k.name + ".unopt.llir").c_str(), unoptimized.data(), unoptimized.size());
+  write((k.name + "." + k.binary_kind).c_str(), k.binary.data(), k.binary.size());
+}
 
 } // namespace
 
@@ -82,6 +105,7 @@ CompileOutput compile(const CompileRequest &r) {
   std::unique_ptr<llvm::Module> mod = cpu::lower_to_llvm(gen.program, r.options, ctx);
   llvmgen::prepare_module(*mod, *tm);
   timer.stage("llir");
+  const std::string unoptimized = r.dump_dir.empty() ? std::string() : llvmgen::print_module(*mod);
   llvmgen::optimize(*mod, *tm);
   k.stages["llir"] = llvmgen::print_module(*mod);
   timer.stage("opt");
@@ -90,6 +114,8 @@ CompileOutput compile(const CompileRequest &r) {
   k.entry = k.name;
   timer.stage("obj");
   k.hash = sha256_hex(std::string_view(reinterpret_cast<const char *>(k.binary.data()), k.binary.size()));
+  if (!r.dump_dir.empty())
+    dump_stages(r.dump_dir, k, unoptimized);
   return out;
 }
 

@@ -23,6 +23,8 @@ struct CompileRequest {
   const GlobalValues *globals = nullptr; ///< defaults to the module's own
   Options options;
   Target target;
+  /// When set, every stage is also written under this folder (KILN_DUMP_DIR).
+  std::string dump_dir;
 };
 
 struct CompileOutput {

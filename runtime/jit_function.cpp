@@ -328,6 +328,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   req.globals = &globals;
   req.options = b.options;
   req.target = dc.target;
+  req.dump_dir = Context::get().knobs().dump_dir;
 
   compiler::CompileOutput out = compiler::compile(req);
 

@@ -58,8 +58,7 @@ CliRun run_kiln(std::vector<const char *> args) {
   args.insert(args.begin(), "kiln");
   std::ostringstream out, err;
   CliRun r;
-  r.status =
-      kiln::cli::run_cli(app, static_cast<int>(args.size()), args.data(), out, err);
+  r.status = kiln::cli::run_cli(app, static_cast<int>(args.size()), args.data(), out, err);
   r.out = out.str();
   r.err = err.str();
   return r;
@@ -93,8 +92,8 @@ TEST_CASE("cli: empty: specs and every dtype spelling") {
   CHECK(spec->shape == std::vector<int64_t>{7});
   const HostTensor t = kiln::cli::make_host_tensor(*spec);
   CHECK(t.nbytes() == 14);
-  for (const char *dt : {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16",
-                         "u32", "u64", "i1"}) {
+  for (const char *dt :
+       {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "i1"}) {
     CAPTURE(dt);
     const auto s = kiln::cli::parse_tensor_spec(std::string("zeros:2x3:") + dt);
     REQUIRE(s);
@@ -248,9 +247,9 @@ TEST_CASE("cli: NAME=VALUE splitting") {
   CHECK(a.name == "BLOCK");
   CHECK(a.value == "1024");
   CHECK(kiln::cli::parse_assignment("p=@a=b.npy", "argument").value == "@a=b.npy");
-  CHECK(contains(error_of<kiln::cli::UsageError>(
-                     [] { kiln::cli::parse_assignment("foo", "argument"); }),
-                 "argument 'foo' is not NAME=VALUE"));
+  CHECK(contains(
+      error_of<kiln::cli::UsageError>([] { kiln::cli::parse_assignment("foo", "argument"); }),
+      "argument 'foo' is not NAME=VALUE"));
   for (const char *w : {"=1", "1x=2", "a-b=3", "n="}) {
     CAPTURE(w);
     CHECK_THROWS_AS(kiln::cli::parse_assignment(w, "argument"), kiln::cli::UsageError);

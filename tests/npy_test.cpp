@@ -89,8 +89,8 @@ bool same_bytes(const HostTensor &a, const HostTensor &b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.data(), b.data(), a.nbytes()) == 0;
 }
 
-constexpr DType kAllDTypes[] = {DType::i1,  DType::i8,  DType::i16,  DType::i32, DType::i64,
-                                DType::u8,  DType::u16, DType::u32,  DType::u64, DType::f16,
+constexpr DType kAllDTypes[] = {DType::i1,   DType::i8,  DType::i16, DType::i32, DType::i64,
+                                DType::u8,   DType::u16, DType::u32, DType::u64, DType::f16,
                                 DType::bf16, DType::f32, DType::f64};
 
 } // namespace
@@ -103,8 +103,7 @@ TEST_CASE("npy: every dtype round-trips with its shape and bytes") {
     const HostTensor in = patterned(t, {3, 5});
     write_npy(path, in);
     // NumPy has no bfloat16: a bf16 tensor comes back through ':bf16'.
-    const HostTensor out =
-        t == DType::bf16 ? read_npy(path, DType::bf16) : read_npy(path);
+    const HostTensor out = t == DType::bf16 ? read_npy(path, DType::bf16) : read_npy(path);
     CHECK(out.dtype() == t);
     CHECK(out.shape() == std::vector<int64_t>{3, 5});
     CHECK(same_bytes(in, out));
@@ -113,8 +112,8 @@ TEST_CASE("npy: every dtype round-trips with its shape and bytes") {
 
 TEST_CASE("npy: 0-d, 1-d, 3-d and empty shapes round-trip") {
   TempDir dir;
-  const std::vector<std::vector<int64_t>> shapes = {{}, {7}, {2, 3, 4}, {0}, {5, 0, 2},
-                                                    {1, 2, 1, 2, 3}};
+  const std::vector<std::vector<int64_t>> shapes = {{},  {7},       {2, 3, 4},
+                                                    {0}, {5, 0, 2}, {1, 2, 1, 2, 3}};
   for (const auto &shape : shapes) {
     CAPTURE(kiln::cli::format_shape(shape));
     const HostTensor in = patterned(DType::f32, shape);
@@ -236,8 +235,7 @@ TEST_CASE("npy: each malformed file is an ArgumentError naming the file and the 
        "structured dtypes"},
       {"truncated.npy", npy_file(1, npy_dict("<f4", "(3, 4)"), std::string(20, '\0')),
        "truncated: shape (3, 4) of '<f4' needs 48 bytes of data, the file has 20"},
-      {"cut_header.npy", npy_file(1, npy_dict("<f4", "(2,)"), f4).substr(0, 40),
-       "truncated"},
+      {"cut_header.npy", npy_file(1, npy_dict("<f4", "(2,)"), f4).substr(0, 40), "truncated"},
       {"not_dict.npy", npy_file(1, "[1, 2, 3]", ""), "not a dict"},
       {"garbage.npy", npy_file(1, "{'descr': <f4}", ""), "not a Python dict literal"},
       {"open_dict.npy", npy_file(1, "{'descr': '<f4', ", ""), "not a Python dict literal"},
@@ -246,8 +244,7 @@ TEST_CASE("npy: each malformed file is an ArgumentError naming the file and the 
       {"neg_shape.npy", npy_file(1, npy_dict("<f4", "(-2,)"), f4), "non-negative integers"},
       {"list_shape.npy", npy_file(1, npy_dict("<f4", "[2]"), f4), "not a tuple"},
       {"huge_shape.npy",
-       npy_file(1, npy_dict("<f8", "(4611686018427387904, 4611686018427387904)"), f4),
-       "too large"},
+       npy_file(1, npy_dict("<f8", "(4611686018427387904, 4611686018427387904)"), f4), "too large"},
   };
   for (const Bad &b : cases) {
     CAPTURE(b.name);

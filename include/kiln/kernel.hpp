@@ -31,7 +31,7 @@ enum class BinarySource : uint8_t { compiled, memory, disk, remote };
 const char *binary_source_name(BinarySource s);
 
 struct LaunchResult {
-  const CompiledKernel *kernel = nullptr; ///< null when the grid was empty
+  const CompiledKernel *kernel = nullptr; ///< null when a jit_cache_hook skipped the compile
   BinarySource source = BinarySource::memory;
 };
 

@@ -1,0 +1,148 @@
+#include "runtime/spec_args.hpp"
+
+#include <charconv>
+
+#include "kiln/error.hpp"
+#include "kiln/module.hpp"
+#include "runtime/jit_function.hpp"
+#include "runtime/module_state.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+// Representative values: each specializes to exactly the spec asked for.
+constexpr int64_t kDivisible = 16, kPlain = 17;
+constexpr int64_t kI64 = (int64_t{1} << 33) + 1, kI64Divisible = int64_t{1} << 36;
+constexpr uint64_t kU64 = ~uint64_t{0} - 1, kU64Divisible = ~uint64_t{0} - 15;
+// Mock tensor addresses: never dereferenced, only checked for alignment.
+void *const kAligned = reinterpret_cast<void *>(uintptr_t{1} << 12);
+void *const kUnaligned = reinterpret_cast<void *>((uintptr_t{1} << 12) + 4);
+
+Arg runtime_arg(const std::string &param, const std::string &spec) {
+  std::string type = spec;
+  bool divisible = false;
+  if (type.size() > 2 && type.compare(type.size() - 2, 2, ":D") == 0) {
+    divisible = true;
+    type.resize(type.size() - 2);
+  }
+  auto bad = [&]() -> Arg {
+    throw ArgumentError("parameter '" + param + "': '" + spec +
+                        "' is not a specialization; use *fp32, *fp16:D, i32, i32:D, i64, u64, fp32 or u1");
+  };
+  if (!type.empty() && type[0] == '*') {
+    std::string elem = type.substr(1);
+    if (!elem.empty() && elem[0] == 'k')
+      elem = elem.substr(1);
+    auto dt = parse_dtype(elem);
+    if (!dt)
+      return bad();
+    return Arg(Tensor(divisible ? kAligned : kUnaligned, *dt));
+  }
+  if (type == "i32")
+    return Arg(divisible ? kDivisible : kPlain);
+  if (type == "i64")
+    return Arg(divisible ? kI64Divisible : kI64);
+  if (type == "u64")
+    return Arg(divisible ? kU64Divisible : kU64);
+  if (divisible)
+    return bad();
+  if (type == "fp32")
+    return Arg(1.5);
+  if (type == "u1" || type == "i1")
+    return Arg(true);
+  return bad();
+}
+
+} // namespace
+
+std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs, std::deque<std::string> &names,
+                                 std::vector<Kernel> &functions) {
+  if (!specs.is_object())
+    throw ArgumentError("\"args\" must be an object from parameter name to specialization");
+  std::vector<Arg> out;
+  functions.reserve(functions.size() + specs.size());
+  for (const auto &[name, spec] : specs.items()) {
+    const char *key = names.emplace_back(name).c_str();
+    bool known = false;
+    for (const KernelParam &p : fn.params())
+      known |= p.name == name;
+    if (!known)
+      throw ArgumentError(fn.name() + " has no parameter '" + name + "'");
+    if (spec.is_string()) {
+      const std::string s = spec.get<std::string>();
+      // A constexpr naming a jit function of the same module (higher-order kernels).
+      if (auto callee = fn.module().function(s)) {
+        functions.emplace_back(std::move(callee));
+        out.push_back(arg(key, functions.back()));
+        continue;
+      }
+      out.push_back(arg(key, runtime_arg(name, s)));
+    } else if (spec.is_boolean()) {
+      out.push_back(arg(key, spec.get<bool>()));
+    } else if (spec.is_number_integer()) {
+      out.push_back(arg(key, spec.get<int64_t>()));
+    } else if (spec.is_number_float()) {
+      out.push_back(arg(key, spec.get<double>()));
+    } else if (spec.is_null()) {
+      out.push_back(arg(key, nullptr));
+    } else {
+      throw ArgumentError("parameter '" + name + "': a specialization is a string, a number, a bool or null");
+    }
+  }
+  return out;
+}
+
+void append_option_args(const nlohmann::json &options, std::deque<std::string> &names, std::vector<Arg> &out) {
+  if (options.is_null())
+    return;
+  if (!options.is_object())
+    throw ArgumentError("\"options\" must be an object such as {\"num_warps\": 4}");
+  for (const auto &[name, v] : options.items()) {
+    const char *key = names.emplace_back(name).c_str();
+    if (v.is_boolean())
+      out.push_back(arg(key, v.get<bool>()));
+    else if (v.is_number_integer())
+      out.push_back(arg(key, v.get<int64_t>()));
+    else
+      throw ArgumentError("option '" + name + "' must be an integer or a bool");
+  }
+}
+
+nlohmann::json spec_of(const LoadedKernel &k, unsigned i) {
+  const compiler::ParamSpec &s = k.specs[i];
+  if (s.is_constexpr) {
+    const frontend::ConstValue &v = s.value;
+    switch (v.kind) {
+    case frontend::ConstValue::Kind::Int: return v.i;
+    case frontend::ConstValue::Kind::Float: return v.f;
+    case frontend::ConstValue::Kind::Bool: return v.b;
+    case frontend::ConstValue::Kind::Function: return v.fn->name;
+    case frontend::ConstValue::Kind::Str: return v.s;
+    case frontend::ConstValue::Kind::None: return nullptr;
+    }
+  }
+  std::string t = s.type_str();
+  if (t == "i1")
+    t = "u1";
+  return s.divisible16 ? t + ":D" : t;
+}
+
+nlohmann::json specialization_data(const JitFunction &fn, const LoadedKernel &k) {
+  nlohmann::json args = nlohmann::json::object();
+  for (unsigned i = 0; i < k.specs.size(); ++i)
+    args[fn.params()[i].name] = spec_of(k, i);
+  const Options &o = k.compiled.options;
+  return {{"file", fn.module().path()},
+          {"kernel", fn.name()},
+          {"args", args},
+          {"options",
+           {{"num_warps", o.num_warps},
+            {"num_stages", o.num_stages},
+            {"num_ctas", o.num_ctas},
+            {"enable_fp_fusion", o.enable_fp_fusion},
+            {"debug", o.debug}}},
+          {"key", k.compiled.key}};
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,37 @@
+// Specializations as text and back: the seed's serialize_specialization_data
+// and preload, and the NAME=SPEC form of `kiln compile` and `kiln warmup`.
+//
+// A spec is "*fp32:D", "*kfp16", "i32", "i32:D", "i64", "u64", "fp32", "u1"
+// for runtime parameters, or a JSON value (number, bool, null, a function
+// name) for constexprs and for an integer specialized as 1.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kiln/arg.hpp"
+#include "runtime/loaded_kernel.hpp"
+
+namespace kiln::runtime {
+
+class JitFunction;
+
+/// Arguments that specialize exactly as `spec` says, by name. Pointers are
+/// mock tensors (never dereferenced); names live in `names`.
+std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs, std::deque<std::string> &names,
+                                 std::vector<Kernel> &functions);
+
+/// One spec (see above) for parameter `i` as compiled in `k`.
+nlohmann::json spec_of(const LoadedKernel &k, unsigned i);
+
+/// {"kernel", "file", "args": {name: spec}, "options": {...}, "key"}: also a
+/// valid `kiln warmup` line.
+nlohmann::json specialization_data(const JitFunction &fn, const LoadedKernel &k);
+
+/// Named Args for the options in a JSON object ({"num_warps": 4, ...}).
+void append_option_args(const nlohmann::json &options, std::deque<std::string> &names, std::vector<Arg> &out);
+
+} // namespace kiln::runtime

@@ -1,0 +1,555 @@
+#include "tools/kiln/run_command.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <charconv>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kiln/arg.hpp"
+#include "kiln/compiled_kernel.hpp"
+#include "kiln/error.hpp"
+#include "kiln/kernel.hpp"
+#include "kiln/module.hpp"
+#include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/npy.hpp"
+
+namespace kiln::cli {
+
+namespace {
+
+// Appends rather than "'" + std::string(s): GCC 12 at -O3 reports a false
+// -Wrestrict for a literal prepended to a temporary string (GCC PR 105651).
+std::string in_quotes(std::string_view s) {
+  std::string q(1, '\'');
+  q.append(s);
+  q += '\'';
+  return q;
+}
+
+bool is_identifier(std::string_view s) {
+  auto alpha = [](char c) { return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  return !s.empty() && alpha(s.front()) &&
+         std::all_of(s.begin(), s.end(), [&](char c) { return alpha(c) || digit(c); });
+}
+
+/// int64/uint64 for an integer literal, nullopt when `s` is not shaped like
+/// one; UsageError when it is but does not fit in 64 bits. (Not an
+/// optional<ArgValue>: copying that variant trips GCC 12's
+/// -Wmaybe-uninitialized.)
+std::optional<std::variant<int64_t, uint64_t>> integer_literal(std::string_view name,
+                                                               std::string_view s) {
+  std::string_view body = s;
+  const bool negative = body.starts_with('-');
+  if (negative || body.starts_with('+'))
+    body.remove_prefix(1);
+  int base = 10;
+  if (body.starts_with("0x") || body.starts_with("0X")) {
+    base = 16;
+    body.remove_prefix(2);
+  }
+  auto is_digit = [base](char c) {
+    return (c >= '0' && c <= '9') ||
+           (base == 16 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
+  };
+  if (body.empty() || !std::all_of(body.begin(), body.end(), is_digit))
+    return std::nullopt;
+  uint64_t magnitude = 0;
+  const auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), magnitude, base);
+  const auto too_big = [&] {
+    return UsageError("argument " + in_quotes(name) + ": " + std::string(s) +
+                      " does not fit in a 64-bit integer");
+  };
+  if (ec != std::errc() || p != body.data() + body.size())
+    throw too_big();
+  constexpr auto kInt64Max = static_cast<uint64_t>(INT64_MAX);
+  if (!negative)
+    return magnitude <= kInt64Max ? std::variant<int64_t, uint64_t>(static_cast<int64_t>(magnitude))
+                                  : std::variant<int64_t, uint64_t>(magnitude);
+  if (magnitude > kInt64Max + 1)
+    throw too_big();
+  // -(2^63) is representable although +2^63 is not: negate in unsigned.
+  return static_cast<int64_t>(~magnitude + 1);
+}
+
+/// A double for a float literal ("1.5", "1e-5", "-inf", "nan"), nullopt
+/// for anything else.
+std::optional<double> float_literal(std::string_view name, std::string_view s) {
+  std::string_view body = s;
+  if (body.starts_with('+')) // from_chars takes '-' but not '+'
+    body.remove_prefix(1);
+  double v = 0;
+  const auto [p, ec] = std::from_chars(body.data(), body.data() + body.size(), v);
+  if (p != body.data() + body.size() || body.empty())
+    return std::nullopt;
+  if (ec == std::errc::result_out_of_range)
+    throw UsageError("argument " + in_quotes(name) + ": " + std::string(s) +
+                     " is out of the range of a double");
+  if (ec != std::errc())
+    return std::nullopt;
+  return v;
+}
+
+std::string joined(std::span<const std::string> names) {
+  std::string s;
+  for (const std::string &n : names)
+    s.append(s.empty() ? "" : ", ").append(n);
+  return s;
+}
+
+// ---- staging ----------------------------------------------------------------
+
+/// The cpu backend launches on the host buffers themselves and returns when
+/// the programs have run, so there is nothing to copy or to wait for.
+class CpuStaging final : public TensorStaging {
+public:
+  Backend backend() const override { return Backend::cpu; }
+  Tensor to_device(HostTensor &host) override { return host.view(Device{Backend::cpu, 0}); }
+  void upload(const HostTensor &, const Tensor &) override {}
+  void download(const Tensor &, HostTensor &) override {}
+  void synchronize() override {}
+};
+
+// ---- the launch ---------------------------------------------------------------
+
+struct RunOptions {
+  std::string file;
+  std::string kernel;
+  std::string grid;
+  int num_warps = 0;
+  bool has_num_warps = false;
+  int num_stages = 0;
+  bool has_num_stages = false;
+  bool debug = false;
+  int repeat = 1;
+  std::vector<std::string> outs;
+  std::vector<std::string> assignments;
+};
+
+struct StagedTensor {
+  std::string name;
+  HostTensor host;
+  Tensor device;
+};
+
+/// The launch's Args and everything they point at. An Arg holds raw
+/// pointers (its name, tensor data, a jit function), so their owners live
+/// here, in vectors reserved up front: a reallocation would move the
+/// strings (a short one keeps its characters inline) and the Kernels.
+class LaunchArgs {
+public:
+  explicit LaunchArgs(std::size_t capacity) {
+    names_.reserve(capacity);
+    functions_.reserve(capacity);
+    tensors_.reserve(capacity);
+    args_.reserve(capacity);
+  }
+
+  void add(const std::string &name, Arg value) { args_.push_back(arg(keep(name), value)); }
+  /// A launch option; `name` is a string literal, which lives forever.
+  void add_option(const char *name, Arg value) { args_.push_back(arg(name, value)); }
+  void add_function(const std::string &name, Kernel fn) {
+    assert(functions_.size() < functions_.capacity());
+    functions_.push_back(std::move(fn));
+    add(name, Arg(functions_.back()));
+  }
+  void add_tensor(const std::string &name, HostTensor host, TensorStaging &staging) {
+    assert(tensors_.size() < tensors_.capacity());
+    tensors_.push_back(StagedTensor{name, std::move(host), Tensor{}});
+    StagedTensor &t = tensors_.back();
+    t.device = staging.to_device(t.host);
+    add(name, Arg(t.device));
+  }
+
+  std::span<const Arg> args() const { return args_; }
+  std::vector<StagedTensor> &tensors() { return tensors_; }
+  StagedTensor *find_tensor(std::string_view name) {
+    for (StagedTensor &t : tensors_)
+      if (t.name == name)
+        return &t;
+    return nullptr;
+  }
+
+private:
+  const char *keep(const std::string &name) {
+    assert(names_.size() < names_.capacity());
+    names_.push_back(name);
+    return names_.back().c_str();
+  }
+
+  std::vector<std::string> names_;
+  std::vector<Kernel> functions_;
+  std::vector<StagedTensor> tensors_;
+  std::vector<Arg> args_;
+};
+
+struct LaunchOutcome {
+  LaunchResult binary;           ///< the kernel and where its binary came from
+  std::vector<double> launch_us; ///< one per launch
+};
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repeat,
+                     TensorStaging &staging) {
+  using Clock = std::chrono::steady_clock;
+  LaunchOutcome out;
+  // Get the binary first, apart from the launches: launch_us is then the
+  // launch alone, and the source is that of this run's first look-up.
+  out.binary = kernel.warmup(args.args());
+
+  // Every launch starts from the same inputs, so --out shows the result of
+  // one launch even for kernels that update a tensor in place (axpy).
+  std::vector<HostTensor> initial;
+  if (repeat > 1)
+    for (StagedTensor &t : args.tensors())
+      initial.push_back(t.host.clone());
+
+  for (int i = 0; i < repeat; ++i) {
+    if (i > 0) {
+      for (std::size_t j = 0; j < initial.size(); ++j) {
+        StagedTensor &t = args.tensors()[j];
+        t.host.copy_from(initial[j]);
+        staging.upload(t.host, t.device);
+      }
+    }
+    const auto start = Clock::now();
+    const LaunchResult r = kernel.run(args.args(), grid);
+    staging.synchronize();
+    out.launch_us.push_back(
+        std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    if (out.binary.kernel == nullptr)
+      out.binary.kernel = r.kernel;
+  }
+  return out;
+}
+
+// ---- the report ---------------------------------------------------------------
+
+struct WrittenOutput {
+  std::string name;
+  std::string path;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+/// Triton's repr of a compiled kernel: name, specialization, [options].
+std::string kernel_repr(const CompiledKernel &k) {
+  return k.name + k.specialization + "[" + k.options.str() + "]";
+}
+
+void print_json(const LaunchOutcome &o, const std::vector<WrittenOutput> &outputs) {
+  const CompiledKernel *k = o.binary.kernel;
+  const bool compiled = k != nullptr && o.binary.source == BinarySource::compiled;
+  nlohmann::ordered_json j;
+  j["kernel"] = k ? kernel_repr(*k) : "";
+  j["key"] = k ? k->key : "";
+  j["source"] = binary_source_name(o.binary.source);
+  // Time spent compiling in this run: none on a cache hit.
+  j["compile_ms"] = compiled ? k->total_ms() : 0.0;
+  j["stages_ms"] = nlohmann::ordered_json::object();
+  if (compiled)
+    for (const StageTime &s : k->times)
+      j["stages_ms"][s.stage] = s.ms;
+  j["launch_us"] = median(o.launch_us);
+  j["outputs"] = nlohmann::ordered_json::array();
+  for (const WrittenOutput &w : outputs)
+    j["outputs"].push_back({{"name", w.name},
+                            {"path", w.path},
+                            {"dtype", std::string(dtype_short_name(w.dtype))},
+                            {"shape", w.shape}});
+  std::cout << j.dump(2) << '\n';
+}
+
+void print_human(const LaunchOutcome &o, const std::vector<WrittenOutput> &outputs, int verbosity) {
+  const CompiledKernel *k = o.binary.kernel;
+  std::ostream &out = std::cout;
+  out << "kernel  " << (k ? kernel_repr(*k) : "(none)") << '\n';
+  if (k)
+    out << "key     " << k->key << '\n';
+  if (o.binary.source == BinarySource::compiled && k) {
+    out << "binary  compiled in " << fixed(k->total_ms(), 2) << " ms\n";
+    if (verbosity > 0)
+      for (const StageTime &s : k->times)
+        out << "          " << s.stage
+            << std::string(s.stage.size() < 6 ? 6 - s.stage.size() : 0, ' ') << ' '
+            << fixed(s.ms, 2) << " ms\n";
+  } else {
+    out << "binary  " << binary_source_name(o.binary.source) << " cache hit\n";
+  }
+  out << "launch  " << fixed(median(o.launch_us), 1) << " µs";
+  if (o.launch_us.size() > 1)
+    out << " (median of " << o.launch_us.size() << ")";
+  out << '\n';
+  for (const WrittenOutput &w : outputs)
+    out << "wrote   " << w.name << " -> " << w.path << " (" << dtype_short_name(w.dtype) << ", "
+        << format_shape(w.shape) << ")\n";
+}
+
+// ---- the command ----------------------------------------------------------------
+
+/// The words of the command line, checked: everything that can be checked
+/// without reading FILE, so that a typo does not cost a compile.
+struct CheckedWords {
+  Grid grid;
+  std::vector<Assignment> assignments; ///< NAME=VALUE, each name once
+  std::vector<Assignment> outs;        ///< --out NAME=path, each NAME among `assignments`
+};
+
+CheckedWords check_words(const RunOptions &o) {
+  CheckedWords w;
+  w.grid = parse_grid(o.grid);
+  std::set<std::string, std::less<>> given;
+  for (const std::string &word : o.assignments) {
+    Assignment a = parse_assignment(word, "argument");
+    if (!given.insert(a.name).second)
+      throw UsageError("argument " + in_quotes(a.name) + " is given twice");
+    w.assignments.push_back(std::move(a));
+  }
+  for (auto [flag, name, set] : {std::tuple{"--num-warps", "num_warps", o.has_num_warps},
+                                 std::tuple{"--num-stages", "num_stages", o.has_num_stages},
+                                 std::tuple{"--debug", "debug", o.debug}})
+    if (set && given.count(name))
+      throw UsageError(std::string(name) + " is given both as " + flag + " and as " + name + "=");
+  for (const std::string &word : o.outs) {
+    Assignment a = parse_assignment(word, "--out");
+    if (!given.count(a.name))
+      throw UsageError("--out " + a.name + ": there is no argument " + in_quotes(a.name) +
+                       "; give the tensor as " + a.name + "=zeros:SHAPE:DTYPE or " + a.name +
+                       "=@file.npy");
+    w.outs.push_back(std::move(a));
+  }
+  return w;
+}
+
+/// Classifies every VALUE against the module's jit functions, and checks
+/// that each --out names a tensor.
+std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module) {
+  const std::vector<std::string> functions = module.function_names();
+  std::vector<ArgValue> values;
+  for (const Assignment &a : w.assignments)
+    values.push_back(classify_value(a.name, a.value, functions));
+  for (const Assignment &out : w.outs) {
+    const auto it = std::find_if(w.assignments.begin(), w.assignments.end(),
+                                 [&](const Assignment &a) { return a.name == out.name; });
+    const ArgValue &v = values[static_cast<std::size_t>(it - w.assignments.begin())];
+    if (!std::holds_alternative<TensorSpec>(v))
+      throw UsageError("--out " + out.name + ": " + in_quotes(out.name) +
+                       " is not a tensor argument (its value " + in_quotes(it->value) +
+                       " is not @file.npy, zeros:SHAPE:DTYPE or empty:SHAPE:DTYPE)");
+  }
+  return values;
+}
+
+template <class... F> struct Overloaded : F... { using F::operator()...; };
+template <class... F> Overloaded(F...) -> Overloaded<F...>;
+
+/// Makes the tensors and jit functions the values ask for, and the Args.
+void bind(LaunchArgs &args, const CheckedWords &w, const std::vector<ArgValue> &values,
+          const RunOptions &o, const Module &module, TensorStaging &staging) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string &name = w.assignments[i].name;
+    std::visit(
+        Overloaded{
+            [&](const TensorSpec &s) { args.add_tensor(name, make_host_tensor(s), staging); },
+            [&](const FunctionRef &f) { args.add_function(name, module.kernel(f.name)); },
+            [&](const auto &scalar) { args.add(name, Arg(scalar)); },
+        },
+        values[i]);
+  }
+  if (o.has_num_warps)
+    args.add_option("num_warps", o.num_warps);
+  if (o.has_num_stages)
+    args.add_option("num_stages", o.num_stages);
+  if (o.debug)
+    args.add_option("debug", true);
+}
+
+std::vector<WrittenOutput> write_outputs(const std::vector<Assignment> &outs, LaunchArgs &args,
+                                         TensorStaging &staging) {
+  std::vector<WrittenOutput> written;
+  for (const Assignment &out : outs) {
+    StagedTensor *t = args.find_tensor(out.name);
+    assert(t != nullptr); // classify_all checked that every --out names a tensor
+    staging.download(t->device, t->host);
+    write_npy(out.value, t->host);
+    written.push_back({out.name, out.value, t->host.dtype(), t->host.shape()});
+  }
+  return written;
+}
+
+void run(const RunOptions &o, const CommonOptions &common) {
+  const CheckedWords words = check_words(o);
+
+  apply_common_options(common);
+  const std::unique_ptr<TensorStaging> staging = make_tensor_staging(common.backend);
+  // The runtime must compile for the backend the tensors live on.
+  ::setenv("KILN_BACKEND", staging->backend() == Backend::cpu ? "cpu" : "cuda", 1);
+
+  const Module module = Module::from_file(o.file);
+  const std::vector<ArgValue> values = classify_all(words, module);
+  const Kernel kernel = module.kernel(o.kernel);
+
+  LaunchArgs args(values.size() + 3); // + num_warps, num_stages, debug
+  bind(args, words, values, o, module, *staging);
+  const LaunchOutcome outcome = launch(kernel, args, words.grid, o.repeat, *staging);
+  const std::vector<WrittenOutput> written = write_outputs(words.outs, args, *staging);
+
+  if (common.json)
+    print_json(outcome, written);
+  else
+    print_human(outcome, written, common.verbosity);
+}
+
+constexpr const char *kValueHelp = R"(VALUE is, in this order:
+  true, false                    a bool
+  10007, -3, 0xff                an integer (specialized as the runtime does)
+  1.5, 1e-5, inf                 a float (the kernel sees fp32)
+  @in.npy, @in.npy:bf16          a tensor read from a .npy file (:bf16 reads a
+                                 uint16 file as bf16 bit patterns)
+  zeros:1000x64:f32, empty:N:f16 a new tensor; dtypes f16 bf16 f32 f64 i8 i16
+                                 i32 i64 u8 u16 u32 u64 i1
+  relu                           a jit function of FILE (a constexpr the kernel calls)
+Parameters not given take their defaults.)";
+
+} // namespace
+
+Grid parse_grid(std::string_view text) {
+  const auto bad = [&] {
+    return UsageError(
+        "--grid " + in_quotes(text) +
+        " is not 1 to 3 non-negative integers joined by commas, like 10, 4,8 or 4,8,2");
+  };
+  uint32_t dims[3] = {1, 1, 1};
+  std::size_t n = 0, start = 0;
+  while (true) {
+    const std::size_t end = std::min(text.find(',', start), text.size());
+    const std::string_view part = text.substr(start, end - start);
+    uint32_t v = 0;
+    const auto [p, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (n == 3 || part.empty() || ec != std::errc() || p != part.data() + part.size())
+      throw bad();
+    dims[n++] = v;
+    if (end == text.size())
+      return Grid(dims[0], dims[1], dims[2]);
+    start = end + 1;
+  }
+}
+
+Assignment parse_assignment(std::string_view text, std::string_view what) {
+  const std::size_t eq = text.find('=');
+  const std::string w(what);
+  if (eq == std::string_view::npos)
+    throw UsageError(w + " " + in_quotes(text) + " is not NAME=VALUE");
+  Assignment a{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
+  if (!is_identifier(a.name))
+    throw UsageError(w + " " + in_quotes(text) + ": " + in_quotes(a.name) +
+                     " is not a parameter name");
+  if (a.value.empty())
+    throw UsageError(w + " " + in_quotes(text) + " has nothing after '='");
+  return a;
+}
+
+ArgValue classify_value(std::string_view name, std::string_view value,
+                        std::span<const std::string> function_names) {
+  if (value == "true" || value == "True")
+    return true;
+  if (value == "false" || value == "False")
+    return false;
+  if (const auto i = integer_literal(name, value))
+    return std::visit([](auto v) { return ArgValue(v); }, *i);
+  if (std::optional<double> f = float_literal(name, value))
+    return *f;
+  try {
+    if (std::optional<TensorSpec> spec = parse_tensor_spec(value))
+      return *std::move(spec);
+  } catch (const ArgumentError &e) {
+    throw UsageError("argument " + in_quotes(name) + ": " + e.what());
+  }
+  if (std::find(function_names.begin(), function_names.end(), value) != function_names.end())
+    return FunctionRef{std::string(value)};
+  throw UsageError("argument " + in_quotes(name) + ": " + in_quotes(value) +
+                   " is not a number, true/false, a tensor (@file.npy, zeros:SHAPE:DTYPE, "
+                   "empty:SHAPE:DTYPE) or a jit function of the file (" +
+                   (function_names.empty() ? std::string("it has none") : joined(function_names)) +
+                   ")");
+}
+
+std::unique_ptr<TensorStaging> make_tensor_staging(std::string_view backend) {
+  // "auto" is cpu until there is a cuda staging: the runtime must compile
+  // for the place the tensors are in, and only host memory exists so far.
+  if (backend == "cpu" || backend == "auto")
+    return std::make_unique<CpuStaging>();
+  if (backend == "cuda")
+    throw RuntimeError("--backend cuda: kiln run cannot place tensors on a GPU yet; use "
+                       "--backend cpu");
+  throw UsageError("--backend " + in_quotes(backend) + " is not cpu, cuda or auto");
+}
+
+void add_run_command(CLI::App &app, CommonOptions &common) {
+  // Shared with the callback, which runs during app.parse(); the App keeps
+  // the callback (and so the options) alive as long as itself.
+  auto o = std::make_shared<RunOptions>();
+  CLI::App *sub = app.add_subcommand(
+      "run", "Load FILE, bind NAME=VALUE arguments, compile (or hit a cache), launch KERNEL and "
+             "report");
+  sub->add_option("FILE", o->file, "the kernel file")->required()->type_name("");
+  sub->add_option("KERNEL", o->kernel, "the @triton.jit function to launch")
+      ->required()
+      ->type_name("");
+  sub->add_option("ARGS", o->assignments, "arguments by parameter name, in any order")
+      ->type_name("NAME=VALUE");
+  sub->add_option("--grid", o->grid, "programs per axis: 10, 4,8 or 4,8,2")
+      ->required()
+      ->type_name("G");
+  CLI::Option *warps = require_at_least(
+      sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N"), 1);
+  CLI::Option *stages = require_at_least(
+      sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N"), 0);
+  sub->add_flag("--debug", o->debug, "compile with debug=True (checks device_assert)");
+  // One value per --out: without allow_extra_args(false) CLI11 would swallow
+  // the NAME=VALUE words that follow into the list.
+  sub->add_option("--out", o->outs, "after the launch, write tensor NAME to a .npy file")
+      ->type_name("NAME=path.npy")
+      ->allow_extra_args(false);
+  require_at_least(
+      sub->add_option("--repeat", o->repeat, "launch K times; report the median launch time")
+          ->type_name("K"),
+      1);
+  add_common_options(*sub, common);
+  sub->footer(kValueHelp);
+  sub->callback([o, &common, warps, stages] {
+    o->has_num_warps = warps->count() > 0;
+    o->has_num_stages = stages->count() > 0;
+    run(*o, common);
+  });
+}
+
+} // namespace kiln::cli
