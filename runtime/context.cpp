@@ -12,7 +12,7 @@ Context &Context::get() {
 
 Context::Context() : knobs_(Knobs::from_env()) {
   if (knobs_.backend == "cuda")
-    device_ = Device{Backend::cuda, 0};
+    set_device(Device{Backend::cuda, 0});
 }
 
 Driver &Context::driver(Backend b) {
@@ -26,14 +26,10 @@ Driver &Context::driver(Backend b) {
                      "(or KILN_BACKEND=cpu)");
 }
 
-Device Context::device() const {
-  std::lock_guard lock(mutex_);
-  return device_;
-}
-
-void Context::set_device(Device d) {
-  std::lock_guard lock(mutex_);
-  device_ = d;
-}
-
 } // namespace kiln::runtime
+
+namespace kiln {
+
+Hooks &hooks() { return runtime::Context::get().hooks(); }
+
+} // namespace kiln

@@ -6,7 +6,10 @@
 #include <memory>
 #include <mutex>
 
+#include <atomic>
+
 #include "kiln/device.hpp"
+#include "kiln/hooks.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/knobs.hpp"
 
@@ -22,15 +25,23 @@ public:
   /// backend is not available here.
   Driver &driver(Backend b);
   /// The device launches use: KILN_BACKEND, or the one set by set_device.
-  Device device() const;
-  void set_device(Device d);
+  /// Lock-free: read on every launch.
+  Device device() const {
+    const uint32_t d = device_.load(std::memory_order_acquire);
+    return Device{static_cast<Backend>(d >> 16), static_cast<int>(d & 0xFFFF)};
+  }
+  void set_device(Device d) {
+    device_.store(uint32_t(d.backend) << 16 | uint32_t(d.index), std::memory_order_release);
+  }
+  Hooks &hooks() { return hooks_; }
 
 private:
   Context();
   Knobs knobs_;
-  mutable std::mutex mutex_;
+  Hooks hooks_;
+  std::mutex mutex_;
   std::unique_ptr<Driver> cpu_;
-  Device device_{};
+  std::atomic<uint32_t> device_{0};
 };
 
 } // namespace kiln::runtime

@@ -13,6 +13,9 @@
 #include "runtime/cache_key.hpp"
 #include "runtime/context.hpp"
 #include "runtime/module_state.hpp"
+#include "runtime/spec_args.hpp"
+#include "kiln/async.hpp"
+#include "async/job.hpp"
 
 namespace kiln::runtime {
 
@@ -303,50 +306,124 @@ void JitFunction::specialize(const Bound &b, SpecKey &key) const {
 
 // ---- compile on a miss ----
 
-LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
-                                            BinarySource &source) {
-  CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
-  std::lock_guard lock(entry->compile_mutex);
-  // Another thread may have compiled this key while we waited.
-  if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
-    source = BinarySource::memory;
-    return done;
+namespace {
+
+/// Everything one compile needs, owned, so that it can run on a pool thread
+/// after the launch that asked for it has returned.
+struct CompileJob {
+  compiler::CompileRequest request;
+  compiler::GlobalValues globals;
+  uint64_t globals_version = 0;
+  std::string key, repr, data;
+  Driver *driver = nullptr;
+  int device = 0;
+  bool warmup = false;
+
+  std::shared_ptr<LoadedKernel> run() const {
+    compiler::CompileRequest req = request;
+    req.globals = &globals;
+    compiler::CompileOutput out = compiler::compile(req);
+    auto lk = std::make_shared<LoadedKernel>();
+    lk->compiled = std::move(out.kernel);
+    lk->compiled.key = key;
+    lk->binary = driver->load(lk->compiled, device);
+    lk->specs = std::move(req.params);
+    for (unsigned i = 0; i < lk->specs.size(); ++i)
+      if (!lk->specs[i].is_constexpr)
+        lk->slots.push_back({static_cast<uint16_t>(i), pack_kind(lk->specs[i])});
+    lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
+    lk->globals_version.store(globals_version, std::memory_order_relaxed);
+    return lk;
   }
+};
 
-  compiler::CompileRequest req;
-  req.module = module_->info();
-  req.function = &info_;
-  for (unsigned i = 0; i < params_.size(); ++i)
-    req.params.push_back(param_spec(i, *b.args[i]));
-  for (unsigned i = 0; i < params_.size(); ++i)
-    if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
-        (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
-      arg_error("scalar parameter '" + params_[i].name + "' of type " +
-                std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");
-  const uint64_t version = module_->globals_version();
-  const compiler::GlobalValues globals = module_->globals();
-  req.globals = &globals;
-  req.options = b.options;
-  req.target = dc.target;
-  req.dump_dir = Context::get().knobs().dump_dir;
-
-  compiler::CompileOutput out = compiler::compile(req);
-
-  auto lk = std::make_unique<LoadedKernel>();
-  lk->compiled = std::move(out.kernel);
-  lk->compiled.key = compile_key(cache_key(), lk->compiled.specialization, b.options, dc.target);
-  lk->binary = dc.driver->load(lk->compiled, dc.device.index);
-  lk->specs = std::move(req.params);
-  for (unsigned i = 0; i < lk->specs.size(); ++i)
-    if (!lk->specs[i].is_constexpr)
-      lk->slots.push_back({static_cast<uint16_t>(i), pack_kind(lk->specs[i])});
-  lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
-  lk->globals_version.store(version, std::memory_order_relaxed);
-  source = BinarySource::compiled;
+/// Publishes a compiled kernel into its entry; the caller holds the entry's lock.
+LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk, const CompileJob &job) {
   LoadedKernel *raw = lk.get();
-  entry->owned = std::move(lk);
-  entry->ready.store(raw, std::memory_order_release);
+  entry.owned = std::move(lk);
+  entry.ready.store(raw, std::memory_order_release);
+  const Hooks &hooks = Context::get().hooks();
+  if (hooks.jit_post_compile_hook)
+    hooks.jit_post_compile_hook(
+        CompileEvent{job.request.function->name, job.key, job.repr, job.data, &raw->compiled, job.warmup});
   return raw;
+}
+
+} // namespace
+
+LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
+                                            bool warmup, BinarySource &source, FutureKernel &pending) {
+  CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
+  AsyncCompileMode *mode = AsyncCompileMode::active();
+  FutureKernel future;
+  {
+    std::unique_lock lock(entry->compile_mutex);
+    // Another thread may have compiled this key while we waited.
+    if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
+      source = BinarySource::memory;
+      return done;
+    }
+    if (entry->future.valid()) {
+      source = BinarySource::memory; // someone else's compile, in flight
+      future = entry->future;
+    } else {
+      auto job = std::make_shared<CompileJob>();
+      compiler::CompileRequest &req = job->request;
+      req.module = module_->info();
+      req.function = &info_;
+      for (unsigned i = 0; i < params_.size(); ++i)
+        req.params.push_back(param_spec(i, *b.args[i]));
+      for (unsigned i = 0; i < params_.size(); ++i)
+        if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
+            (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
+          arg_error("scalar parameter '" + params_[i].name + "' of type " +
+                    std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");
+      job->globals_version = module_->globals_version();
+      job->globals = module_->globals();
+      req.options = b.options;
+      req.target = dc.target;
+      req.dump_dir = Context::get().knobs().dump_dir;
+      job->driver = dc.driver;
+      job->device = dc.device.index;
+      job->warmup = warmup;
+
+      const std::string spec_str = compiler::specialization_str(info_, req.params);
+      job->key = compile_key(cache_key(), spec_str, b.options, dc.target);
+      const Hooks &hooks = Context::get().hooks();
+      if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
+        job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
+        job->data = specialization_data(*this, req.params, b.options, job->key).dump();
+      }
+      if (hooks.jit_cache_hook &&
+          hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr, job->data, nullptr, warmup}))
+        return nullptr;
+      source = BinarySource::compiled;
+      if (!mode) // synchronous: compile here, under the entry's lock
+        return publish(*entry, job->run(), *job);
+
+      // The placeholder goes into the entry at once, so a second launch of
+      // this key waits on this compile instead of starting another.
+      auto self = shared_from_this();
+      entry->future = mode->submit(
+          job->key, [job] { return std::static_pointer_cast<void>(job->run()); },
+          [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
+            std::lock_guard l(entry->compile_mutex);
+            entry->future = FutureKernel(); // on failure the next launch retries
+            if (error)
+              return nullptr;
+            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)->compiled;
+          });
+      future = entry->future;
+    }
+  }
+  // A warmup inside a scope never blocks.
+  if (warmup && mode) {
+    pending = future;
+    return nullptr;
+  }
+  if (!future.result()) // errors ignored by the scope; a launch cannot go on without its kernel
+    std::rethrow_exception(future.job()->error());
+  return entry->ready.load(std::memory_order_acquire);
 }
 
 void JitFunction::check_globals(LoadedKernel &k) const {
@@ -365,6 +442,15 @@ void JitFunction::check_globals(LoadedKernel &k) const {
 
 // ---- launch ----
 
+void JitFunction::call_pre_run_hooks(const Bound &b) const {
+  Arg values[kMaxParams];
+  for (unsigned i = 0; i < params_.size(); ++i)
+    values[i] = *b.args[i];
+  const BoundArgs bound(params_, std::span<const Arg>(values, params_.size()));
+  for (const auto &h : pre_run_hooks_)
+    h(bound);
+}
+
 LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
   Bound b;
   bind(args, b);
@@ -376,10 +462,14 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
   CacheEntry *entry = dc.kernels.find(key, hash);
   LoadedKernel *k = entry ? entry->ready.load(std::memory_order_acquire) : nullptr;
   BinarySource source = BinarySource::memory;
-  if (!k)
-    k = compile_and_load(b, key, hash, dc, source);
+  if (!k) {
+    FutureKernel pending;
+    k = compile_and_load(b, key, hash, dc, spec.warmup, source, pending);
+    if (!k) // compiling in the background (warmup in a scope), or a jit_cache_hook skipped it
+      return LaunchResult{nullptr, source, std::move(pending)};
+  }
   check_globals(*k);
-  LaunchResult result{&k->compiled, source};
+  LaunchResult result{&k->compiled, source, FutureKernel()};
   if (spec.warmup)
     return result;
 
@@ -392,6 +482,8 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
   }
   if (grid.size() == 0)
     return result;
+  if (!pre_run_hooks_.empty())
+    call_pre_run_hooks(b);
 
   uint64_t storage[kMaxParams];
   void *ptrs[kMaxParams];
@@ -443,6 +535,24 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     }
     }
     ptrs[s] = dst;
+  }
+  if (spec.dispatch_only) {
+    // Keep the packed arguments observable so the benchmark measures them.
+    asm volatile("" : : "r"(ptrs) : "memory");
+    return result;
+  }
+  const Hooks &hooks = Context::get().hooks();
+  if (hooks.launch_enter_hook || hooks.launch_exit_hook) {
+    Arg values[kMaxParams];
+    for (unsigned i = 0; i < params_.size(); ++i)
+      values[i] = *b.args[i];
+    const LaunchEvent ev{info_.name, &k->compiled, grid, std::span<const Arg>(values, params_.size()), source};
+    if (hooks.launch_enter_hook)
+      hooks.launch_enter_hook(ev);
+    dc.driver->launch(*k->binary, grid, ptrs, spec.stream);
+    if (hooks.launch_exit_hook)
+      hooks.launch_exit_hook(ev);
+    return result;
   }
   dc.driver->launch(*k->binary, grid, ptrs, spec.stream);
   return result;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <atomic>
 #include <memory>
 #include <mutex>
@@ -29,7 +30,7 @@ struct DeviceCache {
 };
 
 /// Thread-safe: any number of threads may launch, warm up and query at once.
-class JitFunction {
+class JitFunction : public std::enable_shared_from_this<JitFunction> {
 public:
   JitFunction(std::shared_ptr<ModuleState> module, const frontend::JitFunctionInfo &info);
   ~JitFunction();
@@ -50,18 +51,24 @@ public:
     const GridFn *grid_fn = nullptr;
     Stream stream = nullptr;
     bool warmup = false;
+    /// Everything but the driver call (the dispatch benchmark).
+    bool dispatch_only = false;
   };
   LaunchResult run(std::span<const Arg> args, const LaunchSpec &spec);
 
   /// The device cache of `d`, created on first use.
   DeviceCache &device_cache(Device d);
 
+  /// Not synchronized with launches: add before launching from other threads.
+  void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) { pre_run_hooks_.push_back(std::move(hook)); }
+
 private:
   struct Bound; // the bound arguments of one launch (jit_function.cpp)
   void bind(std::span<const Arg> args, Bound &b) const;
   void specialize(const Bound &b, SpecKey &key) const;
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
-                                 BinarySource &source);
+                                 bool warmup, BinarySource &source, FutureKernel &pending);
+  void call_pre_run_hooks(const Bound &b) const;
   compiler::ParamSpec param_spec(unsigned i, const Arg &a) const;
   void check_globals(LoadedKernel &k) const;
   [[noreturn]] void arg_error(const std::string &msg) const;
@@ -70,6 +77,7 @@ private:
   const frontend::JitFunctionInfo &info_;
   std::vector<KernelParam> params_;
   std::vector<std::optional<Arg>> defaults_;
+  std::vector<std::function<void(const BoundArgs &)>> pre_run_hooks_;
 
   mutable std::once_flag key_once_;
   mutable std::string cache_key_;

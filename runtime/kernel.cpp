@@ -2,9 +2,14 @@
 #include "kiln/kernel.hpp"
 
 #include <cstring>
+#include <deque>
+
+#include <nlohmann/json.hpp>
 
 #include "kiln/error.hpp"
 #include "runtime/jit_function.hpp"
+#include "runtime/module_state.hpp"
+#include "runtime/spec_args.hpp"
 
 namespace kiln {
 
@@ -30,6 +35,42 @@ LaunchResult Kernel::warmup(std::span<const Arg> args) const {
   runtime::JitFunction::LaunchSpec spec;
   spec.warmup = true;
   return fn_->run(args, spec);
+}
+
+std::string Kernel::serialize_specialization_data(const LaunchResult &r) const {
+  if (!r.kernel)
+    throw ArgumentError(name() + ": serialize_specialization_data needs the result of a launch or warmup that compiled");
+  // The compiled kernel keeps its specialization; find the entry that owns it.
+  for (runtime::DeviceCache *dc : {&fn_->device_cache(Device{})})
+    for (runtime::CacheEntry *e : dc->kernels.entries())
+      if (runtime::LoadedKernel *k = e->ready.load(); k && &k->compiled == r.kernel)
+        return runtime::specialization_data(*fn_, k->specs, k->compiled.options, k->compiled.key).dump();
+  throw ArgumentError(name() + ": that compiled kernel does not belong to this kernel");
+}
+
+LaunchResult Kernel::preload(std::string_view json) const {
+  nlohmann::json data;
+  try {
+    data = nlohmann::json::parse(json);
+  } catch (const nlohmann::json::exception &e) {
+    throw ArgumentError(name() + ": preload data is not valid JSON: " + e.what());
+  }
+  if (!data.is_object() || !data.contains("args"))
+    throw ArgumentError(name() + ": preload data must be an object with \"kernel\" and \"args\"");
+  const std::string kernel = data.value("kernel", std::string());
+  if (kernel != name())
+    throw ArgumentError("preload data was written for kernel '" + kernel + "', not for '" + name() + "'");
+  std::deque<std::string> names;
+  std::vector<Kernel> functions;
+  std::vector<Arg> args = runtime::args_from_specs(*fn_, data["args"], names, functions);
+  runtime::append_option_args(data.value("options", nlohmann::json()), names, args);
+  return warmup(args);
+}
+
+std::string Kernel::repr(const CompiledKernel &k) { return k.name + "[" + k.options.str() + "]" + k.specialization; }
+
+void Kernel::add_pre_run_hook(std::function<void(const BoundArgs &)> hook) const {
+  fn_->add_pre_run_hook(std::move(hook));
 }
 
 const char *binary_source_name(BinarySource s) {

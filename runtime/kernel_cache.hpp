@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kiln/async.hpp"
 #include "runtime/loaded_kernel.hpp"
 #include "runtime/spec_key.hpp"
 
@@ -20,7 +21,8 @@ struct CacheEntry {
   std::vector<uint64_t> key;
   uint64_t hash = 0;
   std::atomic<LoadedKernel *> ready{nullptr};
-  std::unique_ptr<LoadedKernel> owned;
+  std::shared_ptr<LoadedKernel> owned;
+  FutureKernel future; ///< the compile in flight in an async scope, if any
   std::mutex compile_mutex;
 };
 

@@ -109,8 +109,7 @@ void append_option_args(const nlohmann::json &options, std::deque<std::string> &
   }
 }
 
-nlohmann::json spec_of(const LoadedKernel &k, unsigned i) {
-  const compiler::ParamSpec &s = k.specs[i];
+nlohmann::json spec_json(const compiler::ParamSpec &s) {
   if (s.is_constexpr) {
     const frontend::ConstValue &v = s.value;
     switch (v.kind) {
@@ -128,11 +127,11 @@ nlohmann::json spec_of(const LoadedKernel &k, unsigned i) {
   return s.divisible16 ? t + ":D" : t;
 }
 
-nlohmann::json specialization_data(const JitFunction &fn, const LoadedKernel &k) {
+nlohmann::json specialization_data(const JitFunction &fn, const std::vector<compiler::ParamSpec> &specs,
+                                   const Options &o, const std::string &key) {
   nlohmann::json args = nlohmann::json::object();
-  for (unsigned i = 0; i < k.specs.size(); ++i)
-    args[fn.params()[i].name] = spec_of(k, i);
-  const Options &o = k.compiled.options;
+  for (unsigned i = 0; i < specs.size(); ++i)
+    args[fn.params()[i].name] = spec_json(specs[i]);
   return {{"file", fn.module().path()},
           {"kernel", fn.name()},
           {"args", args},
@@ -142,7 +141,7 @@ nlohmann::json specialization_data(const JitFunction &fn, const LoadedKernel &k)
             {"num_ctas", o.num_ctas},
             {"enable_fp_fusion", o.enable_fp_fusion},
             {"debug", o.debug}}},
-          {"key", k.compiled.key}};
+          {"key", key}};
 }
 
 } // namespace kiln::runtime

@@ -24,12 +24,13 @@ class JitFunction;
 std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs, std::deque<std::string> &names,
                                  std::vector<Kernel> &functions);
 
-/// One spec (see above) for parameter `i` as compiled in `k`.
-nlohmann::json spec_of(const LoadedKernel &k, unsigned i);
+/// One spec (see above) of a parameter.
+nlohmann::json spec_json(const compiler::ParamSpec &s);
 
 /// {"kernel", "file", "args": {name: spec}, "options": {...}, "key"}: also a
 /// valid `kiln warmup` line.
-nlohmann::json specialization_data(const JitFunction &fn, const LoadedKernel &k);
+nlohmann::json specialization_data(const JitFunction &fn, const std::vector<compiler::ParamSpec> &specs,
+                                   const Options &o, const std::string &key);
 
 /// Named Args for the options in a JSON object ({"num_warps": 4, ...}).
 void append_option_args(const nlohmann::json &options, std::deque<std::string> &names, std::vector<Arg> &out);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kiln/arg.hpp"
+#include "kiln/async.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/device.hpp"
 #include "kiln/grid.hpp"
@@ -31,8 +32,11 @@ enum class BinarySource : uint8_t { compiled, memory, disk, remote };
 const char *binary_source_name(BinarySource s);
 
 struct LaunchResult {
-  const CompiledKernel *kernel = nullptr; ///< null when a jit_cache_hook skipped the compile
+  /// Null when a jit_cache_hook skipped the compile, or when a warmup in an
+  /// AsyncCompileMode left it compiling (then `future` is valid).
+  const CompiledKernel *kernel = nullptr;
   BinarySource source = BinarySource::memory;
+  FutureKernel future;
 };
 
 /// A parameter of a jit function, as declared.
@@ -67,6 +71,23 @@ public:
   /// Compiles (or finds) the binary for these arguments without launching.
   /// Pointer arguments may be Arg::mock(dtype).
   LaunchResult warmup(std::span<const Arg> args) const;
+  template <class... A> LaunchResult warmup_with(A &&...args) const {
+    const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
+    return warmup(packed);
+  }
+
+  /// The compile request behind `r` as JSON (the seed's
+  /// serialize_specialization_data); also a valid `kiln warmup` line.
+  std::string serialize_specialization_data(const LaunchResult &r) const;
+  /// Compiles what serialize_specialization_data wrote. Throws ArgumentError
+  /// for data written for another kernel name or malformed JSON.
+  LaunchResult preload(std::string_view json) const;
+  /// "name[num_warps=4, num_ctas=1, num_stages=3, enable_fp_fusion=true](x_ptr: *fp32:D, ...)".
+  static std::string repr(const CompiledKernel &k);
+
+  /// Called with the bound arguments before every launch of this kernel
+  /// (not for warmup). Not synchronized with concurrent launches: add hooks first.
+  void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) const;
 
   const std::shared_ptr<runtime::JitFunction> &impl() const { return fn_; }
   explicit Kernel(std::shared_ptr<runtime::JitFunction> fn) : fn_(std::move(fn)) {}

@@ -1,0 +1,54 @@
+#include "async/compile_pool.hpp"
+
+#include <algorithm>
+
+#include <tbb/info.h>
+
+namespace kiln::async {
+
+CompilePool::CompilePool(int threads)
+    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_) {}
+
+CompilePool::~CompilePool() {
+  arena_.execute([&] { group_.wait(); });
+}
+
+void CompilePool::submit(const std::shared_ptr<Job> &job) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(job);
+  }
+  // One runner per job; a runner takes whichever job is most urgent when it
+  // starts, not necessarily the one it was spawned for.
+  arena_.execute([&] { group_.run([this] { run_next(); }); });
+}
+
+void CompilePool::prioritize(const std::shared_ptr<Job> &job) {
+  std::lock_guard lock(mutex_);
+  auto it = std::find(queue_.begin(), queue_.end(), job);
+  if (it != queue_.end()) {
+    queue_.erase(it);
+    urgent_.push_back(job);
+  }
+}
+
+void CompilePool::run_next() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      std::lock_guard lock(mutex_);
+      auto &q = !urgent_.empty() ? urgent_ : queue_;
+      if (q.empty())
+        return;
+      job = std::move(q.front());
+      q.pop_front();
+    }
+    // A waiter may have claimed it to run it itself; then try the next one.
+    if (job->claim()) {
+      job->execute();
+      return;
+    }
+  }
+}
+
+} // namespace kiln::async

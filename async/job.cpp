@@ -1,0 +1,58 @@
+#include "async/job.hpp"
+
+#include "async/compile_pool.hpp"
+
+namespace kiln::async {
+
+void Job::execute() {
+  try {
+    result_ = compile_();
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+  compile_ = nullptr; // drop what the compile captured as soon as it is done
+  {
+    std::lock_guard lock(mutex_);
+    state_.store(State::Done, std::memory_order_release);
+  }
+  done_cv_.notify_all();
+  if (on_done)
+    on_done(self.lock());
+}
+
+void Job::wait(CompilePool &p) {
+  if (done())
+    return;
+  // Still queued: run it here and now rather than behind other work.
+  if (claim()) {
+    execute();
+    return;
+  }
+  p.prioritize(self.lock());
+  std::unique_lock lock(mutex_);
+  done_cv_.wait(lock, [&] { return done(); });
+}
+
+const CompiledKernel *Job::finalize(bool *ran_here) {
+  bool here = false;
+  std::call_once(finalize_once_, [&] {
+    here = true;
+    try {
+      kernel_ = finalize_(std::move(result_), error_);
+    } catch (...) {
+      finalize_error_ = std::current_exception();
+    }
+    result_.reset();
+    finalize_ = nullptr;
+    finalized_.store(true, std::memory_order_release);
+  });
+  if (ran_here)
+    *ran_here = here;
+  if (finalize_error_)
+    std::rethrow_exception(finalize_error_);
+  if (error_ && !ignore_errors_)
+    std::rethrow_exception(error_);
+  return kernel_;
+}
+
+} // namespace kiln::async
