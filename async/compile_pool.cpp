@@ -7,7 +7,11 @@
 namespace kiln::async {
 
 CompilePool::CompilePool(int threads)
-    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_) {}
+    // No slot is reserved for the submitting thread: it only enqueues, so
+    // all `threads` slots go to workers.
+    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
+      workers_(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads_) + 1),
+      arena_(threads_, 0) {}
 
 CompilePool::~CompilePool() {
   arena_.execute([&] { group_.wait(); });

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
@@ -33,6 +34,9 @@ private:
   void run_next();
 
   int threads_;
+  // oneTBB's default is one worker fewer than cores, counting on the caller
+  // to work too; our callers only enqueue, so ask for `threads` workers.
+  tbb::global_control workers_;
   tbb::task_arena arena_;
   tbb::task_group group_;
   std::mutex mutex_;

@@ -151,4 +151,6 @@ const CompiledKernel *FutureKernel::result() const {
 
 bool FutureKernel::ready() const { return job_ && job_->done(); }
 
+std::exception_ptr FutureKernel::error() const { return ready() ? job_->error() : nullptr; }
+
 } // namespace kiln

@@ -422,7 +422,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
     return nullptr;
   }
   if (!future.result()) // errors ignored by the scope; a launch cannot go on without its kernel
-    std::rethrow_exception(future.job()->error());
+    std::rethrow_exception(future.error());
   return entry->ready.load(std::memory_order_acquire);
 }
 

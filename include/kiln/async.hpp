@@ -43,6 +43,8 @@ public:
   /// The compile finished (successfully or not); result() would not wait for it.
   bool ready() const;
   bool valid() const { return job_ != nullptr; }
+  /// The compile's error once ready(), or null.
+  std::exception_ptr error() const;
 
   const std::shared_ptr<async::Job> &job() const { return job_; }
 

@@ -1,0 +1,175 @@
+// `kiln warmup FILE.jsonl [--threads N]` (shared/CLI.md): batch-compile the
+// specializations of a file on the async compile pool, so that later
+// launches are cache hits. One bad line is reported with its number and does
+// not stop the rest.
+#include "tools/kiln/warmup_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kiln/kiln.hpp"
+#include "runtime/jit_function.hpp"
+#include "runtime/spec_args.hpp"
+#include "tools/kiln/cli_common.hpp"
+
+namespace kiln::cli {
+
+namespace {
+
+struct WarmupOptions {
+  std::string file;
+};
+
+struct LineError {
+  int line;
+  std::string message;
+};
+
+/// What one line asked for, once submitted.
+struct Submitted {
+  int line;
+  LaunchResult result;
+};
+
+class Progress {
+public:
+  Progress(std::size_t total, bool enabled) : total_(total), enabled_(enabled && isatty(STDERR_FILENO)) {}
+  void tick() {
+    ++done_;
+    if (!enabled_)
+      return;
+    const int width = 30, filled = total_ ? static_cast<int>(width * done_ / total_) : width;
+    std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu", filled, "##############################", width - filled, "", done_,
+                 total_);
+    if (done_ == total_)
+      std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+private:
+  std::size_t total_, done_ = 0;
+  bool enabled_;
+};
+
+void warmup(const WarmupOptions &o, const CommonOptions &common) {
+  apply_common_options(common);
+  if (common.backend == "cuda")
+    throw Error("kiln warmup --backend cuda: the cuda backend is not available in this build yet");
+
+  std::ifstream in(o.file);
+  if (!in)
+    throw Error("cannot read " + o.file + ": no such file or not readable");
+  const std::filesystem::path base = std::filesystem::path(o.file).parent_path();
+
+  std::vector<std::pair<int, std::string>> lines;
+  std::string text;
+  for (int n = 1; std::getline(in, text); ++n)
+    if (text.find_first_not_of(" \t\r") != std::string::npos)
+      lines.emplace_back(n, text);
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<LineError> errors;
+  std::vector<Submitted> submitted;
+  std::map<std::string, Module> modules; // one Module per file: its kernels share caches
+  std::set<const void *> futures;        // to tell de-duplicated lines from compiles
+  std::size_t cache_hits = 0, deduplicated = 0, compiled = 0;
+  double serial_ms = 0;
+  int threads = 0;
+  {
+    AsyncCompileMode mode(AsyncCompileMode::Config{common.threads, /*ignore_errors=*/true});
+    threads = mode.threads();
+    for (const auto &[n, line] : lines) {
+      try {
+        const nlohmann::json j = nlohmann::json::parse(line);
+        if (!j.is_object() || !j.contains("file") || !j.contains("kernel") || !j.contains("args"))
+          throw Error("a line needs \"file\", \"kernel\" and \"args\"");
+        std::filesystem::path file = j["file"].get<std::string>();
+        if (file.is_relative())
+          file = base / file;
+        auto it = modules.find(file.string());
+        if (it == modules.end())
+          it = modules.emplace(file.string(), Module::from_file(file.string())).first;
+        Kernel kernel = it->second.kernel(j["kernel"].get<std::string>());
+        std::deque<std::string> names;
+        std::vector<Kernel> functions;
+        std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), j["args"], names, functions);
+        runtime::append_option_args(j.value("options", nlohmann::json()), names, args);
+        submitted.push_back({n, kernel.warmup(args)});
+      } catch (const nlohmann::json::exception &e) {
+        errors.push_back({n, std::string("not valid JSON: ") + e.what()});
+      } catch (const std::exception &e) {
+        errors.push_back({n, e.what()});
+      }
+    }
+    Progress progress(submitted.size(), !common.json);
+    for (Submitted &s : submitted) {
+      LaunchResult &r = s.result;
+      if (r.kernel) {
+        ++cache_hits; // already in memory before this run asked
+      } else if (!futures.insert(r.future.job().get()).second) {
+        ++deduplicated; // the same specialization as an earlier line
+      } else {
+        const CompiledKernel *k = r.future.result(); // errors ignored: null on failure
+        if (k) {
+          ++compiled;
+          serial_ms += k->total_ms();
+        } else {
+          try {
+            std::rethrow_exception(r.future.error());
+          } catch (const std::exception &e) {
+            errors.push_back({s.line, e.what()});
+          }
+        }
+      }
+      progress.tick();
+    }
+  }
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::sort(errors.begin(), errors.end(), [](const LineError &a, const LineError &b) { return a.line < b.line; });
+  const std::size_t failed = errors.size();
+  const std::size_t specs = lines.size();
+
+  if (common.json) {
+    nlohmann::json out = {{"specs", specs},       {"compiled", compiled}, {"cache_hits", cache_hits},
+                          {"deduplicated", deduplicated}, {"failed", failed}, {"threads", threads},
+                          {"wall_s", wall_s},     {"errors", nlohmann::json::array()}};
+    for (const LineError &e : errors)
+      out["errors"].push_back({{"line", e.line}, {"message", e.message}});
+    std::cout << out.dump() << "\n";
+  } else {
+    for (const LineError &e : errors)
+      std::cerr << o.file << ":" << e.line << ": " << e.message << "\n";
+    std::printf("%zu specs: %zu compiled, %zu cache hits, %zu deduplicated, %zu failed\n", specs, compiled,
+                cache_hits, deduplicated, failed);
+    std::printf("wall time %.2f s on %d compile threads", wall_s, threads);
+    if (compiled && wall_s > 0)
+      std::printf(" (%.2fx over one thread, estimated from the sum of compile times, %.2f s)", serial_ms / 1000 / wall_s,
+                  serial_ms / 1000);
+    std::printf("\n");
+  }
+  if (failed)
+    throw ExitStatus{kExitFailure};
+}
+
+} // namespace
+
+void add_warmup_command(CLI::App &app, CommonOptions &common) {
+  auto o = std::make_shared<WarmupOptions>();
+  CLI::App *sub = app.add_subcommand("warmup", "Batch-compile the specializations of a .jsonl file into the caches");
+  sub->add_option("FILE", o->file, "one JSON object per line: file, kernel, args, options")->required()->type_name("");
+  add_common_options(*sub, common);
+  sub->callback([o, &common] { warmup(*o, common); });
+}
+
+} // namespace kiln::cli
