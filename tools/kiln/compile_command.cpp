@@ -1,0 +1,154 @@
+// `kiln compile` (shared/CLI.md): compile one specialization without
+// launching and show or write its stages. NAME=SPEC gives a type for runtime
+// parameters (*fp32, *fp16:D, i32, i32:D, fp32, u1), a value for constexprs,
+// or 1 for an integer specialized as equal to 1.
+#include "tools/kiln/compile_command.hpp"
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "kiln/kiln.hpp"
+#include "runtime/jit_function.hpp"
+#include "runtime/spec_args.hpp"
+#include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/run_command.hpp"
+
+namespace kiln::cli {
+
+namespace {
+
+struct CompileOptions {
+  std::string file, kernel, target = "cpu", emit, out;
+  std::vector<std::string> specs;
+  int num_warps = 0, num_stages = 0;
+  bool debug = false;
+};
+
+/// A SPEC word as JSON: numbers and bools as themselves, anything else a string.
+nlohmann::json spec_value(const std::string &text) {
+  if (text == "true" || text == "True")
+    return true;
+  if (text == "false" || text == "False")
+    return false;
+  if (text == "None" || text == "null")
+    return nullptr;
+  try {
+    size_t used = 0;
+    const long long i = std::stoll(text, &used, 0);
+    if (used == text.size())
+      return i;
+    const double d = std::stod(text, &used);
+    if (used == text.size())
+      return d;
+  } catch (const std::exception &) {
+  }
+  return text;
+}
+
+const std::vector<std::string> &stages_for(const std::string &emit) {
+  static const std::vector<std::string> all = {"ir", "llir", "obj"};
+  static std::vector<std::string> one;
+  if (emit == "all")
+    return all;
+  one = {emit};
+  return one;
+}
+
+void compile(const CompileOptions &o, const CommonOptions &common) {
+  apply_common_options(common);
+  if (o.target.rfind("cuda", 0) == 0)
+    throw Error("--target " + o.target + ": the cuda backend is not available in this build yet; use --target cpu");
+  if (o.target != "cpu")
+    throw UsageError("--target must be cpu or cuda:sm_NN, not '" + o.target + "'");
+  const std::string emit = o.emit.empty() ? "llir" : o.emit;
+  static const std::vector<std::string> kinds = {"ir", "llir", "obj", "all", "ptx", "cubin"};
+  if (std::find(kinds.begin(), kinds.end(), emit) == kinds.end())
+    throw UsageError("--emit must be one of ir, llir, ptx, cubin, obj, all; not '" + emit + "'");
+  if (emit == "ptx" || emit == "cubin")
+    throw UsageError("--emit " + emit + " needs a cuda target (--target cuda:sm_90)");
+
+  Module module = Module::from_file(o.file);
+  Kernel kernel = module.kernel(o.kernel);
+  nlohmann::json specs = nlohmann::json::object();
+  for (const std::string &word : o.specs) {
+    const Assignment a = parse_assignment(word, "argument");
+    specs[a.name] = spec_value(a.value);
+  }
+  std::deque<std::string> names;
+  std::vector<Kernel> functions;
+  std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+  nlohmann::json options = nlohmann::json::object();
+  if (o.num_warps)
+    options["num_warps"] = o.num_warps;
+  if (o.num_stages)
+    options["num_stages"] = o.num_stages;
+  if (o.debug)
+    options["debug"] = true;
+  runtime::append_option_args(options, names, args);
+
+  const LaunchResult r = kernel.warmup(args);
+  const CompiledKernel &k = *r.kernel;
+  auto text_of = [&](const std::string &stage) -> std::string {
+    if (stage == "obj")
+      return std::string(k.binary.begin(), k.binary.end());
+    return k.stages.at(stage);
+  };
+
+  if (!o.out.empty()) {
+    std::filesystem::create_directories(o.out);
+    nlohmann::json written = nlohmann::json::array();
+    for (const std::string &stage : stages_for(emit)) {
+      const std::filesystem::path p = std::filesystem::path(o.out) / (k.name + "." + stage);
+      std::ofstream f(p, std::ios::binary);
+      const std::string data = text_of(stage);
+      f.write(data.data(), static_cast<std::streamsize>(data.size()));
+      if (!f)
+        throw Error("cannot write " + p.string());
+      written.push_back(p.string());
+    }
+    if (common.json)
+      std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"files", written}}.dump() << "\n";
+    else
+      for (const auto &p : written)
+        std::cout << p.get<std::string>() << "\n";
+    return;
+  }
+  const std::string last = stages_for(emit).back();
+  if (last == "obj")
+    throw UsageError("the obj stage is binary; write it with --out DIR");
+  if (common.json) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (const std::string &stage : stages_for(emit))
+      if (stage != "obj")
+        stages[stage] = text_of(stage);
+    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", stages}}.dump() << "\n";
+    return;
+  }
+  std::cout << text_of(last);
+}
+
+} // namespace
+
+void add_compile_command(CLI::App &app, CommonOptions &common) {
+  auto o = std::make_shared<CompileOptions>();
+  CLI::App *sub = app.add_subcommand("compile", "Compile one specialization without launching and show its stages");
+  sub->add_option("FILE", o->file, "the kernel file")->required()->type_name("");
+  sub->add_option("KERNEL", o->kernel, "the @triton.jit function")->required()->type_name("");
+  sub->add_option("SPECS", o->specs, "NAME=SPEC: *fp32, *fp16:D, i32, i32:D, fp32, u1, or a constexpr value")
+      ->type_name("NAME=SPEC");
+  sub->add_option("--target", o->target, "cpu (the host) or cuda:sm_90")->type_name("T");
+  sub->add_option("--emit", o->emit, "ir, llir, ptx, cubin, obj or all (default: llir for cpu)")->type_name("KIND");
+  sub->add_option("--out", o->out, "write the stages to DIR instead of printing the last")->type_name("DIR");
+  sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N");
+  sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N");
+  sub->add_flag("--debug", o->debug, "compile with debug=True");
+  add_common_options(*sub, common);
+  sub->callback([o, &common] { compile(*o, common); });
+}
+
+} // namespace kiln::cli
