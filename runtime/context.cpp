@@ -2,6 +2,7 @@
 
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
+#include "runtime/cuda_driver.hpp"
 
 namespace kiln::runtime {
 
@@ -22,8 +23,14 @@ Driver &Context::driver(Backend b) {
       cpu_ = std::make_unique<CpuDriver>();
     return *cpu_;
   }
-  throw RuntimeError("the cuda backend is not available in this build yet; use --backend cpu "
-                     "(or KILN_BACKEND=cpu)");
+  if (!cuda_) {
+    std::string why;
+    const cuda::CudaApi *api = cuda::CudaApi::load(&why);
+    if (!api)
+      throw RuntimeError("the cuda backend is not available: " + why + "; use --backend cpu (or KILN_BACKEND=cpu)");
+    cuda_ = std::make_unique<CudaDriver>(*api);
+  }
+  return *cuda_;
 }
 
 } // namespace kiln::runtime

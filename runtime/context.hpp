@@ -40,7 +40,7 @@ private:
   Knobs knobs_;
   Hooks hooks_;
   std::mutex mutex_;
-  std::unique_ptr<Driver> cpu_;
+  std::unique_ptr<Driver> cpu_, cuda_;
   std::atomic<uint32_t> device_{0};
 };
 

@@ -1,0 +1,43 @@
+// The CUDA driver as a table of functions (Halide's cuda_functions.h habit):
+// loaded from libcuda.so.1 with dlopen, so kiln starts where there is no
+// driver, or filled with fakes so CI can run the launch path without a GPU.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <cuda.h>
+
+namespace kiln::runtime::cuda {
+
+struct CudaApi {
+  CUresult (*Init)(unsigned);
+  CUresult (*DeviceGetCount)(int *);
+  CUresult (*DeviceGet)(CUdevice *, int);
+  CUresult (*DeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxSynchronize)();
+  CUresult (*ModuleLoadData)(CUmodule *, const void *);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*FuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           CUstream, void **, void **);
+  CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*GetErrorString)(CUresult, const char **);
+
+  /// The real driver, or null with `why` set when libcuda.so.1 or a symbol is
+  /// missing. Loaded once per process; never unloaded.
+  static const CudaApi *load(std::string *why);
+
+  /// Throws RuntimeError "<what> failed: <driver's message> (CUDA error N)" unless r is CUDA_SUCCESS.
+  void check(CUresult r, const char *what) const;
+};
+
+} // namespace kiln::runtime::cuda

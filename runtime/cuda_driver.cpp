@@ -1,0 +1,89 @@
+#include "runtime/cuda_driver.hpp"
+
+#include "kiln/error.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+class CudaBinary final : public LoadedBinary {
+public:
+  CudaBinary(const cuda::CudaApi &api, CUmodule m, CUfunction f, unsigned threads, unsigned shared)
+      : api_(api), module(m), function(f), block_threads(threads), shared_bytes(shared) {}
+  ~CudaBinary() override { api_.ModuleUnload(module); }
+
+  const cuda::CudaApi &api_;
+  CUmodule module;
+  CUfunction function;
+  unsigned block_threads;
+  unsigned shared_bytes;
+};
+
+} // namespace
+
+CudaDriver::CudaDriver(const cuda::CudaApi &api) : api_(api) {
+  int n = 0;
+  api_.check(api_.DeviceGetCount(&n), "cuDeviceGetCount");
+  if (n == 0)
+    throw RuntimeError("the CUDA driver reports no GPU; use --backend cpu");
+  for (int i = 0; i < n; ++i) {
+    DeviceInfo d;
+    api_.check(api_.DeviceGet(&d.handle, i), "cuDeviceGet");
+    int major = 0, minor = 0;
+    api_.check(api_.DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d.handle),
+               "cuDeviceGetAttribute");
+    api_.check(api_.DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d.handle),
+               "cuDeviceGetAttribute");
+    d.sm = major * 10 + minor;
+    devices_.push_back(d);
+  }
+}
+
+const CudaDriver::DeviceInfo &CudaDriver::device(int i) const {
+  if (i < 0 || i >= static_cast<int>(devices_.size()))
+    throw ArgumentError("cuda:" + std::to_string(i) + " does not exist; this machine has " +
+                        std::to_string(devices_.size()) + " GPU(s)");
+  return devices_[i];
+}
+
+compiler::Target CudaDriver::target(int i) const { return compiler::Target::cuda(device(i).sm); }
+
+void CudaDriver::make_current(int i) {
+  device(i); // validates i
+  DeviceInfo &d = devices_[i];
+  if (!d.context)
+    api_.check(api_.DevicePrimaryCtxRetain(&d.context, d.handle), "cuDevicePrimaryCtxRetain");
+  api_.check(api_.CtxSetCurrent(d.context), "cuCtxSetCurrent");
+}
+
+std::unique_ptr<LoadedBinary> CudaDriver::load(const CompiledKernel &k, int i) {
+  if (k.binary_kind != "cubin" && k.binary_kind != "ptx")
+    throw RuntimeError("kernel '" + k.name + "' was compiled for " + k.target + ", not for a GPU");
+  make_current(i);
+  CUmodule m = nullptr;
+  // cuModuleLoadData takes a cubin, or NUL-terminated PTX for the driver's JIT.
+  std::vector<uint8_t> image(k.binary);
+  if (k.binary_kind == "ptx")
+    image.push_back(0);
+  api_.check(api_.ModuleLoadData(&m, image.data()), ("loading kernel '" + k.name + "'").c_str());
+  CUfunction f = nullptr;
+  if (CUresult r = api_.ModuleGetFunction(&f, m, k.entry.c_str()); r != CUDA_SUCCESS) {
+    api_.ModuleUnload(m);
+    api_.check(r, ("finding '" + k.entry + "' in the module of '" + k.name + "'").c_str());
+  }
+  if (k.shared_bytes > 48 * 1024)
+    api_.check(api_.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                     static_cast<int>(k.shared_bytes)),
+               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+  return std::make_unique<CudaBinary>(api_, m, f, 32u * static_cast<unsigned>(k.options.num_warps),
+                                      k.shared_bytes);
+}
+
+void CudaDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) {
+  const auto &cb = static_cast<const CudaBinary &>(b);
+  api_.check(api_.LaunchKernel(cb.function, grid.x, grid.y, grid.z, cb.block_threads, 1, 1, cb.shared_bytes,
+                               static_cast<CUstream>(stream), args, nullptr),
+             "cuLaunchKernel");
+}
+
+} // namespace kiln::runtime
