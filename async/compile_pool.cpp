@@ -23,8 +23,11 @@ void CompilePool::submit(const std::shared_ptr<Job> &job) {
     queue_.push_back(job);
   }
   // One runner per job; a runner takes whichever job is most urgent when it
-  // starts, not necessarily the one it was spawned for.
-  arena_.execute([&] { group_.run([this] { run_next(); }); });
+  // starts, not necessarily the one it was spawned for. enqueue, not
+  // execute(run): with no slot reserved for submitters, execute() blocks
+  // until a worker frees its slot, so a launch would wait behind every
+  // compile in flight (while holding its cache entry's lock).
+  arena_.enqueue(group_.defer([this] { run_next(); }));
 }
 
 void CompilePool::prioritize(const std::shared_ptr<Job> &job) {

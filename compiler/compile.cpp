@@ -10,7 +10,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
-#include "compiler/cpu/lower_to_llvm.hpp"
+#include "compiler/llvm/lower_tile_ir.hpp"
+#include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "compiler/frontend/ir_gen.hpp"
 #include "compiler/llvm/codegen.hpp"
 #include "compiler/support/sha256.hpp"
@@ -97,22 +98,41 @@ CompileOutput compile(const CompileRequest &r) {
   k.stages["ir"] = ir::print(gen.program);
   timer.stage("ir");
 
-  if (r.target.kind != Target::Kind::Cpu)
-    throw RuntimeError("the cuda target is not implemented yet; use --backend cpu");
-
+  const bool gpu = r.target.kind == Target::Kind::Cuda;
   llvm::LLVMContext ctx;
   auto tm = llvmgen::target_machine(r.target, r.options);
-  std::unique_ptr<llvm::Module> mod = cpu::lower_to_llvm(gen.program, r.options, ctx);
-  llvmgen::prepare_module(*mod, *tm);
+  llvmgen::LoweringResult lowered = llvmgen::lower_tile_ir(
+      gen.program, r.options, gpu ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, ctx);
+  llvm::Module &mod = *lowered.module;
+  k.shared_bytes = lowered.shared_bytes;
+  llvmgen::prepare_module(mod, *tm);
   timer.stage("llir");
-  const std::string unoptimized = r.dump_dir.empty() ? std::string() : llvmgen::print_module(*mod);
-  llvmgen::optimize(*mod, *tm);
-  k.stages["llir"] = llvmgen::print_module(*mod);
+  const std::string unoptimized = r.dump_dir.empty() ? std::string() : llvmgen::print_module(mod);
+  llvmgen::optimize(mod, *tm);
+  k.stages["llir"] = llvmgen::print_module(mod);
   timer.stage("opt");
-  k.binary = llvmgen::emit_object(*mod, *tm);
-  k.binary_kind = "obj";
   k.entry = k.name;
-  timer.stage("obj");
+  if (!gpu) {
+    k.binary = llvmgen::emit_object(mod, *tm);
+    k.binary_kind = "obj";
+    timer.stage("obj");
+  } else {
+    const std::string ptx = llvmgen::emit_assembly(mod, *tm);
+    k.stages["ptx"] = ptx;
+    timer.stage("ptx");
+    std::string why;
+    if (auto cubin = nvptx::ptx_to_cubin(ptx, r.target.sm, &why)) {
+      k.binary = std::move(cubin->image);
+      k.binary_kind = "cubin";
+      k.stages["cubin_log"] = cubin->via + ": " + cubin->log;
+    } else {
+      // The driver can still JIT the PTX when it loads it.
+      k.binary.assign(ptx.begin(), ptx.end());
+      k.binary_kind = "ptx";
+      k.stages["cubin_log"] = why + "; the driver will assemble the PTX at load";
+    }
+    timer.stage("cubin");
+  }
   k.hash = sha256_hex(std::string_view(reinterpret_cast<const char *>(k.binary.data()), k.binary.size()));
   if (!r.dump_dir.empty())
     dump_stages(r.dump_dir, k, unoptimized);

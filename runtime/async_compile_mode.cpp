@@ -33,12 +33,15 @@ std::string message_of(const std::exception_ptr &e) {
 struct AsyncCompileMode::State {
   explicit State(int threads) : pool(threads) {}
 
-  async::CompilePool pool;
   mutable std::mutex mutex;
   std::condition_variable completed_cv;
   std::unordered_map<std::string, std::shared_ptr<async::Job>> by_key;
   std::size_t outstanding = 0;                        // submitted, not yet taken by finish()
   std::deque<std::shared_ptr<async::Job>> completed;  // in completion order
+  // Last, so it is destroyed first: its destructor waits for the workers,
+  // and a worker's on_done still uses mutex and completed_cv after finish()
+  // has seen its job.
+  async::CompilePool pool;
 };
 
 AsyncCompileError::AsyncCompileError(std::vector<std::string> messages)
@@ -91,7 +94,11 @@ FutureKernel AsyncCompileMode::submit(const std::string &key, CompileFn compile,
   std::shared_ptr<async::Job> job;
   {
     std::lock_guard lock(st.mutex);
-    if (auto it = st.by_key.find(key); it != st.by_key.end())
+    // A failed job whose finalizer has run was given up by its submitter
+    // (the runtime drops its placeholder so the next launch retries):
+    // compile again instead of handing back the stale failure.
+    if (auto it = st.by_key.find(key);
+        it != st.by_key.end() && !(it->second->finalized() && it->second->error()))
       return FutureKernel(it->second);
     job = std::make_shared<async::Job>(key, std::move(compile), std::move(finalize), config_.ignore_errors);
     job->self = job;
@@ -103,7 +110,7 @@ FutureKernel AsyncCompileMode::submit(const std::string &key, CompileFn compile,
       }
       st.completed_cv.notify_all();
     };
-    st.by_key.emplace(key, job);
+    st.by_key.insert_or_assign(key, job);
     ++st.outstanding;
   }
   st.pool.submit(job);

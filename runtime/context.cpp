@@ -1,5 +1,6 @@
 #include "runtime/context.hpp"
 
+#include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -29,6 +30,8 @@ Driver &Context::driver(Backend b) {
     if (!api)
       throw RuntimeError("the cuda backend is not available: " + why + "; use --backend cpu (or KILN_BACKEND=cpu)");
     cuda_ = std::make_unique<CudaDriver>(*api);
+    // nvJitLink's first use costs about 250 ms: pay it now, off the critical path.
+    nvptx::warm_up_nvjitlink(cuda_->target(0).sm);
   }
   return *cuda_;
 }

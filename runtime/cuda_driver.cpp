@@ -8,11 +8,12 @@ namespace {
 
 class CudaBinary final : public LoadedBinary {
 public:
-  CudaBinary(const cuda::CudaApi &api, CUmodule m, CUfunction f, unsigned threads, unsigned shared)
-      : api_(api), module(m), function(f), block_threads(threads), shared_bytes(shared) {}
+  CudaBinary(const cuda::CudaApi &api, CUcontext c, CUmodule m, CUfunction f, unsigned threads, unsigned shared)
+      : api_(api), context(c), module(m), function(f), block_threads(threads), shared_bytes(shared) {}
   ~CudaBinary() override { api_.ModuleUnload(module); }
 
   const cuda::CudaApi &api_;
+  CUcontext context;
   CUmodule module;
   CUfunction function;
   unsigned block_threads;
@@ -75,12 +76,18 @@ std::unique_ptr<LoadedBinary> CudaDriver::load(const CompiledKernel &k, int i) {
     api_.check(api_.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(k.shared_bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  return std::make_unique<CudaBinary>(api_, m, f, 32u * static_cast<unsigned>(k.options.num_warps),
-                                      k.shared_bytes);
+  return std::make_unique<CudaBinary>(api_, devices_[i].context, m, f,
+                                      32u * static_cast<unsigned>(k.options.num_warps), k.shared_bytes);
 }
 
 void CudaDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) {
   const auto &cb = static_cast<const CudaBinary &>(b);
+  // The context is per thread in the driver; set it once per thread, not per launch.
+  thread_local CUcontext current = nullptr;
+  if (current != cb.context) {
+    api_.check(api_.CtxSetCurrent(cb.context), "cuCtxSetCurrent");
+    current = cb.context;
+  }
   api_.check(api_.LaunchKernel(cb.function, grid.x, grid.y, grid.z, cb.block_threads, 1, 1, cb.shared_bytes,
                                static_cast<CUstream>(stream), args, nullptr),
              "cuLaunchKernel");

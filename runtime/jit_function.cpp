@@ -426,6 +426,24 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   return entry->ready.load(std::memory_order_acquire);
 }
 
+CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compiler::Target &target) {
+  Bound b;
+  bind(args, b);
+  compiler::CompileRequest req;
+  req.module = module_->info();
+  req.function = &info_;
+  for (unsigned i = 0; i < params_.size(); ++i)
+    req.params.push_back(param_spec(i, *b.args[i]));
+  const compiler::GlobalValues globals = module_->globals();
+  req.globals = &globals;
+  req.options = b.options;
+  req.target = target;
+  req.dump_dir = Context::get().knobs().dump_dir;
+  CompiledKernel k = compiler::compile(req).kernel;
+  k.key = compile_key(cache_key(), k.specialization, b.options, target);
+  return k;
+}
+
 void JitFunction::check_globals(LoadedKernel &k) const {
   const uint64_t v = module_->globals_version();
   if (v == k.globals_version.load(std::memory_order_acquire))

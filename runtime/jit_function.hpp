@@ -56,6 +56,11 @@ public:
   };
   LaunchResult run(std::span<const Arg> args, const LaunchSpec &spec);
 
+  /// Binds and specializes `args` as a launch would, and compiles for
+  /// `target` without loading or caching (`kiln compile --target`, which
+  /// works for a GPU target on a machine without one).
+  CompiledKernel compile_only(std::span<const Arg> args, const compiler::Target &target);
+
   /// The device cache of `d`, created on first use.
   DeviceCache &device_cache(Device d);
 

@@ -691,24 +691,34 @@ TEST_CASE("parser: unsupported statements") {
   REQUIRE(e);
   CHECK(e->line() == 2);
   CHECK(e->col() == 1);
-  CHECK(e->message() == "'class' statements are not supported in kernel files");
+  CHECK(e->message() == "'class' statements are not supported in kernel files; a kernel file "
+                        "holds imports, tl.constexpr(...) globals and @triton.jit functions");
   CHECK(std::string(e->what()) ==
-        "test.py:2:1: 'class' statements are not supported in kernel files\n"
+        "test.py:2:1: 'class' statements are not supported in kernel files; a kernel file "
+        "holds imports, tl.constexpr(...) globals and @triton.jit functions\n"
         "    class A:\n"
         "    ^");
   const std::pair<const char *, const char *> cases[] = {
-      {"with open(f) as g:\n    pass\n", "'with' statements are not supported in kernel files"},
+      {"with open(f) as g:\n    pass\n",
+       "'with' statements are not supported in kernel files (Triton kernels have no context "
+       "managers); write the body without 'with'"},
       {"try:\n    pass\nexcept E:\n    pass\n",
-       "'try' statements are not supported in kernel files"},
-      {"def f():\n    global x\n", "'global' statements are not supported in kernel files"},
-      {"def f():\n    nonlocal x\n", "'nonlocal' statements are not supported in kernel files"},
+       "'try' statements are not supported in kernel files (kernels cannot raise or catch "
+       "exceptions); check conditions with tl.static_assert or tl.device_assert"},
+      {"def f():\n    global x\n", "'global' statements are not supported in kernel files; "
+                                   "pass the value as a parameter and return the result"},
+      {"def f():\n    nonlocal x\n", "'nonlocal' statements are not supported in kernel files; "
+                                     "pass the value as a parameter and return the result"},
       {"del x\n", "'del' statements are not supported in kernel files"},
       {"def f():\n    raise ValueError()\n",
-       "'raise' statements are not supported in kernel files"},
+       "'raise' statements are not supported in kernel files (kernels cannot raise or catch "
+       "exceptions); check conditions with tl.static_assert or tl.device_assert"},
       {"async def f():\n    pass\n", "'async' statements are not supported in kernel files"},
       {"def f():\n    yield 1\n", "'yield' statements are not supported in kernel files"},
       {"x = 1; del x\n", "'del' statements are not supported in kernel files"},
-      {"@triton.jit\nclass A:\n    pass\n", "'class' statements are not supported in kernel files"},
+      {"@triton.jit\nclass A:\n    pass\n",
+       "'class' statements are not supported in kernel files; a kernel file holds imports, "
+       "tl.constexpr(...) globals and @triton.jit functions"},
       {"match x:\n    case 1:\n        pass\n",
        "'match' statements are not supported in kernel files"},
   };
@@ -724,7 +734,8 @@ TEST_CASE("parser: unsupported statements") {
 
 TEST_CASE("parser: unsupported expressions") {
   const std::pair<const char *, const char *> cases[] = {
-      {"f = lambda x: x\n", "lambda expressions are not supported"},
+      {"f = lambda x: x\n",
+       "lambda expressions are not supported; define a @triton.jit function and call it"},
       {"x = yield\n", "'yield' expressions are not supported"},
       {"x = await y\n", "'await' expressions are not supported"},
       {"if (n := 10) > 5:\n    pass\n", "the walrus operator ':=' is not supported"},

@@ -5,11 +5,49 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 namespace kiln::frontend {
 
 using ir::OpKind;
 using ir::Type;
+
+namespace {
+
+/// How a kernel spells `t`: "tl.float32", "tl.int64".
+std::string tl_dtype_spelling(DType t) {
+  switch (t) {
+  case DType::i1:
+    return "tl.int1";
+  case DType::i8:
+    return "tl.int8";
+  case DType::i16:
+    return "tl.int16";
+  case DType::i32:
+    return "tl.int32";
+  case DType::i64:
+    return "tl.int64";
+  case DType::u8:
+    return "tl.uint8";
+  case DType::u16:
+    return "tl.uint16";
+  case DType::u32:
+    return "tl.uint32";
+  case DType::u64:
+    return "tl.uint64";
+  case DType::f16:
+    return "tl.float16";
+  case DType::bf16:
+    return "tl.bfloat16";
+  case DType::f32:
+    return "tl.float32";
+  case DType::f64:
+    return "tl.float64";
+  }
+  return "a dtype";
+}
+
+} // namespace
 
 bool Val::same_as(const Val &o) const {
   if (kind != o.kind)
@@ -211,11 +249,20 @@ ir::Value *IrGen::yield_value(const std::string &name, const Val &v, const Type 
       return sem().cast(t, type);
   }
   if (!v.is_tensor())
-    fail("variable '" + name + "' must keep a tensor value across the loop or branch");
-  if (v.v->type != type)
-    fail("variable '" + name + "' has type " + type.str() + " before the loop or branch but " +
-         v.v->type.str() + " after it; give it its final type up front (e.g. tl.zeros(shape, dtype) "
-         "or .to(dtype))");
+    fail("variable '" + name + "' is a tensor when the loop starts but " +
+         (v.is_const() ? v.c.repr() : std::string("not a tensor")) +
+         " at the end of an iteration; a loop-carried variable must stay a tensor of one type");
+  if (v.v->type != type) {
+    const std::string final_dtype = tl_dtype_spelling(v.v->type.elem);
+    fail("variable '" + name + "' is " + type.str() + " when the loop starts but " +
+         v.v->type.str() +
+         " at the end of an iteration; a loop-carried variable must keep its "
+         "type, so give it its final type before the loop (e.g. " +
+         (v.v->type.is_block()
+              ? "tl.zeros(shape, " + final_dtype + ")"
+              : std::string(v.v->type.is_float() ? "0.0 or " : "") + "x.to(" + final_dtype + ")") +
+         ") or convert the new value with .to(" + tl_dtype_spelling(type.elem) + ")");
+  }
   return v.v;
 }
 
@@ -262,12 +309,15 @@ void IrGen::exec_runtime_if(const Stmt &s, ir::Value *cond) {
 
   // Results: names bound in both branches (or before) that either branch changed.
   std::vector<std::string> names;
+  std::vector<std::pair<std::string, Val>> same_new; // the same new value in both branches
   for (const auto &[name, tv] : then_scope) {
     auto e = else_scope.find(name);
     if (e == else_scope.end())
       continue;
     if (!tv.same_as(e->second))
       names.push_back(name);
+    else if (!before.count(name))
+      same_new.emplace_back(name, tv);
   }
   std::vector<ir::Value *> then_vals, else_vals;
   std::vector<std::string> result_names;
@@ -286,16 +336,18 @@ void IrGen::exec_runtime_if(const Stmt &s, ir::Value *cond) {
     b.set_block(else_block);
     ir::Value *e = to_tensor(ev, name.c_str());
     if (t->type != e->type) {
-      if (tv.is_const()) {
-        b.set_block(then_block);
-        t = sem().cast(t, e->type);
-      } else if (ev.is_const()) {
-        b.set_block(else_block);
-        e = sem().cast(e, t->type);
-      }
+      // As in Triton, a literal is not converted to the other branch's type.
+      const Type then_type = t->type, else_type = e->type;
       if (t->type != e->type)
-        fail(s.loc, "variable '" + name + "' is " + t->type.str() + " in the then-branch but " +
-                        e->type.str() + " in the else-branch; both branches must give it the same type");
+        fail(s.loc, "variable '" + name + "' is " + then_type.str() + " in the then-branch but " +
+                        else_type.str() +
+                        " in the else-branch of this runtime if; both branches "
+                        "must give it the same type: " +
+                        (then_type.same_shape(else_type)
+                             ? "convert one with .to(" + tl_dtype_spelling(else_type.elem) + ")"
+                             : std::string("make both the same shape (a block from a scalar: "
+                                           "tl.full(shape, value, dtype)), and the same dtype"
+                                           " (.to(...))")));
     }
     then_vals.push_back(t);
     else_vals.push_back(e);
@@ -311,7 +363,31 @@ void IrGen::exec_runtime_if(const Stmt &s, ir::Value *cond) {
   frame_->scope = before;
   for (size_t r = 0; r < result_names.size(); ++r)
     frame_->scope[result_names[r]] = Val::tensor(op->results[r]);
+  // `if c: x = 2 else: x = 2` binds x to 2 after the if, as in Triton.
+  // (A tensor can be the same in both only if it was made before the if.)
+  for (auto &[name, v] : same_new)
+    frame_->scope[name] = v;
   // Names defined only in one branch are dropped, as Triton scopes them.
+  const std::string where = " of the runtime if on line " + std::to_string(s.loc.line);
+  const std::string one_branch = ", so it does not exist after the if; assign it before the if or "
+                                 "in both branches";
+  for (const auto &entry : then_scope)
+    if (!frame_->scope.count(entry.first))
+      frame_->scoped_out[entry.first] =
+          else_scope.count(entry.first)
+              ? "in both branches" + where +
+                    " but as compile-time values (not tensors), which do not leave a runtime "
+                    "if; assign it before the if"
+              : "only in the then-branch" + where + one_branch;
+  for (const auto &entry : else_scope)
+    if (!frame_->scope.count(entry.first) && !then_scope.count(entry.first))
+      frame_->scoped_out[entry.first] = "only in the else-branch" + where + one_branch;
+}
+
+void IrGen::note_scoped_out(const Scope &inner, const std::string &why) {
+  for (const auto &entry : inner)
+    if (!frame_->scope.count(entry.first))
+      frame_->scoped_out[entry.first] = why;
 }
 
 // ---- for ----
@@ -417,7 +493,7 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   for (ir::Value *init : inits)
     body->args.push_back(fn.new_value(init->type, nullptr));
 
-  const Scope before = frame_->scope;
+  Scope before = frame_->scope;
   frame_->scope[target.id] = Val::tensor(body->args[0]);
   for (size_t i = 0; i < carried.size(); ++i)
     frame_->scope[carried[i]] = Val::tensor(body->args[i + 1]);
@@ -434,11 +510,14 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   b.create(OpKind::Yield, yields, {});
   b.set_block(outer);
 
-  frame_->scope = before;
+  const Scope body_scope = std::exchange(frame_->scope, std::move(before));
   for (size_t i = 0; i < carried.size(); ++i) {
     op->results.push_back(fn.new_value(inits[i]->type, op));
     frame_->scope[carried[i]] = Val::tensor(op->results.back());
   }
+  note_scoped_out(body_scope, "only inside the for loop on line " + std::to_string(s.loc.line) +
+                                  ", so it does not exist after the loop; assign it before the "
+                                  "loop to carry its value out");
 }
 
 // ---- while ----
@@ -496,11 +575,14 @@ void IrGen::exec_while(const Stmt &s) {
   --frame_->runtime_depth;
   b.set_block(outer);
 
-  frame_->scope = before;
+  const Scope body_scope = std::exchange(frame_->scope, before);
   for (size_t i = 0; i < carried.size(); ++i) {
     op->results.push_back(fn.new_value(inits[i]->type, op));
     frame_->scope[carried[i]] = Val::tensor(op->results.back());
   }
+  note_scoped_out(body_scope, "only inside the while loop on line " + std::to_string(s.loc.line) +
+                                  ", so it does not exist after the loop; assign it before the "
+                                  "loop to carry its value out");
 }
 
 // ---- return ----
@@ -510,6 +592,7 @@ void IrGen::exec_return(const Stmt &s) {
     fail(s.loc, "a return inside runtime control flow is not supported; assign the value to a "
                 "variable and return it at the end of the function");
   frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
+  frame_->result_loc = s.loc;
   frame_->returned = true;
 }
 

@@ -1,10 +1,13 @@
 // The tl.* builtins (and the Python builtins kernels may call on
 // constexprs), each a small function from call arguments to a value. Their
 // typing follows Triton's language/core.py and semantic.py.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
 
@@ -98,14 +101,49 @@ Val tl_num_programs(IrGen &g, CallArgs &a) { return program_id(g, a, OpKind::Num
 
 // ---- creation ----
 
+/// The expression of argument `i` / `name` of a call, or null (a method's
+/// receiver, an argument that was not given).
+const Expr *arg_expr(const CallArgs &a, size_t i, const char *name) {
+  if (!a.expr)
+    return nullptr;
+  // A method call's receiver is pos[0] but not among the call's children.
+  const size_t first = a.pos.size() == a.expr->children.size() ? 0 : 1;
+  if (i < a.pos.size())
+    return i + first >= 1 && i + first < a.expr->children.size() ? a.expr->children[i + first].get()
+                                                                 : nullptr;
+  for (const Keyword &k : a.expr->keywords)
+    if (k.name == name)
+      return k.value.get();
+  return nullptr;
+}
+
+/// A compile-time integer argument. When a runtime variable is passed
+/// instead, says which one and how to make it a constexpr, at the argument.
+int64_t const_int_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
+  const Val &v = required(g, a, i, name, fn);
+  if (v.is_tensor()) {
+    const Expr *e = arg_expr(a, i, name);
+    const Loc loc = e ? e->loc : g.builder().loc();
+    if (e && e->kind == ExprKind::Name)
+      g.fail(loc, std::string(fn) + "'s " + name + " must be a compile-time integer, but '" +
+                      e->id + "' is a runtime value; declare the parameter as `" + e->id +
+                      ": tl.constexpr` (or use a literal)");
+    g.fail(loc, std::string(fn) + "'s " + name + " must be a compile-time integer, not a runtime " +
+                    v.v->type.str() + "; use a literal or a tl.constexpr parameter");
+  }
+  return g.const_int(v, (std::string(fn) + "'s " + name).c_str());
+}
+
 Val tl_arange(IrGen &g, CallArgs &a) {
-  const int64_t start = g.const_int(required(g, a, 0, "start", "tl.arange"), "tl.arange's start");
-  const int64_t end = g.const_int(required(g, a, 1, "end", "tl.arange"), "tl.arange's end");
+  const int64_t start = const_int_arg(g, a, 0, "start", "tl.arange");
+  const int64_t end = const_int_arg(g, a, 1, "end", "tl.arange");
   const int64_t n = end - start;
   if (n <= 0)
     g.fail("tl.arange's end must be greater than its start");
   if ((n & (n - 1)) != 0)
-    g.fail("tl.arange's range must be a power of two, got " + std::to_string(n) + " (end - start)");
+    g.fail("tl.arange's range must be a power of two, got " + std::to_string(n) +
+           " (end - start); round it up to a power of two and mask off the extra elements "
+           "(e.g. mask = offs < n)");
   if (n > (1 << 20))
     g.fail("tl.arange's range " + std::to_string(n) + " is larger than a block may be (1048576)");
   if (start < INT32_MIN || end > INT32_MAX)
@@ -796,15 +834,199 @@ const std::unordered_map<std::string, Handler> &handlers() {
   return table;
 }
 
+/// The parameters of Triton's builtins (language/core.py, math.py,
+/// standard.py), in order, for Python's checks of a call: no more
+/// positional arguments than parameters, no unknown keyword, no parameter
+/// given twice. Builtins that take *args (reshape, view, broadcast_to,
+/// trans, permute, static_print) and those whose parameters differ between
+/// Triton versions (reductions, scans, zeros_like) are not listed: their
+/// handlers read the arguments they know.
+const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
+  using P = std::vector<const char *>;
+  static const P x{"x"}, xy{"x", "y"}, atomic_rmw{"pointer", "val", "mask", "sem", "scope"},
+      hint{"input", "values"};
+  static const std::unordered_map<std::string, P> table = {
+      {"tl.program_id", {"axis"}},
+      {"tl.num_programs", {"axis"}},
+      {"tl.arange", {"start", "end"}},
+      {"tl.zeros", {"shape", "dtype"}},
+      {"tl.full", {"shape", "value", "dtype"}},
+      {"tl.cast", {"input", "dtype", "fp_downcast_rounding", "bitcast"}},
+      {"tl.load",
+       {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
+        "eviction_policy", "volatile"}},
+      {"tl.store",
+       {"pointer", "value", "mask", "boundary_check", "cache_modifier", "eviction_policy"}},
+      {"tl.atomic_add", atomic_rmw},
+      {"tl.atomic_max", atomic_rmw},
+      {"tl.atomic_min", atomic_rmw},
+      {"tl.atomic_and", atomic_rmw},
+      {"tl.atomic_or", atomic_rmw},
+      {"tl.atomic_xor", atomic_rmw},
+      {"tl.atomic_xchg", atomic_rmw},
+      {"tl.atomic_cas", {"pointer", "cmp", "val", "sem", "scope"}},
+      {"tl.exp", x},
+      {"tl.exp2", x},
+      {"tl.log", x},
+      {"tl.log2", x},
+      {"tl.sqrt", x},
+      {"tl.sqrt_rn", x},
+      {"tl.rsqrt", x},
+      {"tl.sin", x},
+      {"tl.cos", x},
+      {"tl.abs", x},
+      {"tl.floor", x},
+      {"tl.ceil", x},
+      {"tl.erf", x},
+      {"tl.sigmoid", x},
+      {"tl.fma", {"x", "y", "z"}},
+      {"tl.maximum", {"x", "y", "propagate_nan"}},
+      {"tl.minimum", {"x", "y", "propagate_nan"}},
+      {"tl.clamp", {"x", "min", "max", "propagate_nan"}},
+      {"tl.where", {"condition", "x", "y"}},
+      {"tl.fdiv", {"x", "y", "ieee_rounding"}},
+      {"tl.div_rn", xy},
+      {"tl.umulhi", xy},
+      {"tl.expand_dims", {"input", "axis"}},
+      {"tl.broadcast", {"input", "other"}},
+      {"tl.dot",
+       {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc",
+        "out_dtype"}},
+      {"tl.cdiv", {"x", "div"}},
+      {"tl.multiple_of", hint},
+      {"tl.max_contiguous", hint},
+      {"tl.max_constancy", hint},
+      {"tl.debug_barrier", {}},
+      {"tl.static_assert", {"cond", "msg"}},
+      {"tl.device_assert", {"cond", "msg", "mask"}},
+  };
+  return table;
+}
+
+std::string joined(const std::vector<const char *> &names) {
+  std::string s;
+  for (const char *n : names)
+    s.append(s.empty() ? "" : ", ").append(n);
+  return s;
+}
+
+/// Python's TypeErrors for a call of `name` that does not fit its signature.
+void check_signature(IrGen &g, const std::string &name, const CallArgs &a) {
+  const auto &table = signatures();
+  const auto it = table.find(name);
+  if (it == table.end())
+    return;
+  const std::vector<const char *> &params = it->second;
+  const std::string described = name + "(" + joined(params) + ")";
+  if (a.pos.size() > params.size()) {
+    const Expr *extra = arg_expr(a, params.size(), "");
+    g.fail(extra ? extra->loc : g.builder().loc(),
+           name + " takes " + std::to_string(params.size()) + " argument" +
+               (params.size() == 1 ? "" : "s") + " but " + std::to_string(a.pos.size()) +
+               " were given; it is " + described);
+  }
+  for (size_t k = 0; k < a.kw.size(); ++k) {
+    const std::string &kw = a.kw[k].first;
+    const auto p =
+        std::find_if(params.begin(), params.end(), [&](const char *n) { return kw == n; });
+    const Loc loc =
+        a.expr && k < a.expr->keywords.size() ? a.expr->keywords[k].loc : g.builder().loc();
+    if (p == params.end())
+      g.fail(loc, name + " has no parameter '" + kw + "'; it is " + described);
+    if (static_cast<size_t>(p - params.begin()) < a.pos.size())
+      g.fail(loc, name + " got two values for '" + kw + "' (by position and by keyword)");
+  }
+}
+
+/// Edit distance with adjacent transpositions counted as one edit (optimal
+/// string alignment), for "did you mean" on a misspelt builtin: "laod" is
+/// one edit from "load".
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+/// Builtins of triton.language that kiln does not implement: a call of one
+/// is "not supported yet", not taken for a misspelling of a supported one
+/// (tl.join is two edits from tl.sin).
+constexpr std::string_view kUnsupportedTritonBuiltins[] = {"advance",
+                                                           "associative_scan",
+                                                           "cat",
+                                                           "device_print",
+                                                           "dot_scaled",
+                                                           "flip",
+                                                           "gather",
+                                                           "histogram",
+                                                           "inline_asm_elementwise",
+                                                           "interleave",
+                                                           "join",
+                                                           "make_block_ptr",
+                                                           "make_tensor_descriptor",
+                                                           "rand",
+                                                           "randint",
+                                                           "randint4x",
+                                                           "randn",
+                                                           "reduce",
+                                                           "softmax",
+                                                           "sort",
+                                                           "split",
+                                                           "swizzle2d",
+                                                           "tensor",
+                                                           "topk"};
+
+/// The supported builtin closest to the unknown `name` in the same
+/// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit
+/// for a short name, two for a longer one.
+std::string closest_builtin(const std::string &name) {
+  const size_t dot = name.find('.');
+  const std::string ns = name.substr(0, dot + 1);
+  const std::string_view member = std::string_view(name).substr(dot + 1);
+  std::string best;
+  size_t best_distance = member.size() <= 5 ? 2 : 3; // first distance too far
+  for (const auto &entry : handlers()) {
+    if (entry.first.compare(0, ns.size(), ns) != 0)
+      continue;
+    const size_t d = edit_distance(member, std::string_view(entry.first).substr(ns.size()));
+    // Ties go to the alphabetically first name, so the message does not
+    // depend on the hash table's order.
+    if (d < best_distance || (d == best_distance && !best.empty() && entry.first < best)) {
+      best_distance = d;
+      best = entry.first;
+    }
+  }
+  return best;
+}
+
 } // namespace
 
 Val IrGen::call_builtin(const std::string &name, CallArgs &args) {
   const auto &table = handlers();
   auto it = table.find(name);
   if (it == table.end()) {
-    std::string shown = name.rfind("py.", 0) == 0 ? name.substr(3) : name;
-    fail(shown + " is not supported by kiln yet");
+    const bool python = name.rfind("py.", 0) == 0;
+    const std::string shown = python ? name.substr(3) : name;
+    const std::string_view member = std::string_view(name).substr(name.find('.') + 1);
+    const bool triton_builtin =
+        name.rfind("tl.", 0) == 0 &&
+        std::find(std::begin(kUnsupportedTritonBuiltins), std::end(kUnsupportedTritonBuiltins),
+                  member) != std::end(kUnsupportedTritonBuiltins);
+    if (!triton_builtin && !python)
+      if (const std::string near = closest_builtin(name); !near.empty())
+        fail(shown + " is not a builtin kiln knows; did you mean " + near + "?");
+    fail(shown + " is not supported by kiln yet; express it with the tl.* builtins kiln supports");
   }
+  check_signature(*this, name, args);
   return it->second(*this, args);
 }
 

@@ -215,7 +215,17 @@ Val IrGen::lookup(const std::string &name, Loc loc) {
   for (const char *b : py_builtins)
     if (name == b)
       return Val::builtin(std::string("py.") + b);
-  fail(loc, "name '" + name + "' is not defined");
+  if (auto it = frame_->scoped_out.find(name); it != frame_->scoped_out.end())
+    fail(loc, "name '" + name + "' is not defined here: it is assigned " + it->second);
+  if (name == "tl" || name == "triton")
+    fail(loc, "name '" + name +
+                  "' is not defined; add `import triton` and "
+                  "`import triton.language as tl` at the top of the file");
+  fail(loc, "name '" + name +
+                "' is not defined; assign it before this line, make it a parameter of '" +
+                frame_->fn->name +
+                "', or define it at module level (NAME = tl.constexpr(...) or a "
+                "@triton.jit function)");
 }
 
 Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
@@ -571,11 +581,13 @@ Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {
   const SourceFile *saved_src = source_;
   frame_ = &frame;
   source_ = fn.module->ast.source.get();
+  sem().set_source(*source_);
   ++call_depth_;
   exec_body(fn.def->body);
   --call_depth_;
   frame_ = saved;
   source_ = saved_src;
+  sem().set_source(*source_);
   builder().set_loc(loc);
   return frame.result ? *frame.result : Val::constant(ConstValue::none());
 }
@@ -588,8 +600,11 @@ Val IrGen::call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc)
     const Val &v = bound.at(p.name);
     if (v.is_tensor()) {
       if (v.v->type.is_block())
-        fail(loc, "argument '" + p.name + "' of the noinline function '" + fn.name + "' is a block " +
-                      v.v->type.str() + "; noinline functions take and return scalars");
+        fail(loc, "argument '" + p.name + "' of the noinline function '" + fn.name +
+                      "' is a block " + v.v->type.str() +
+                      "; noinline functions take and return scalars (as in "
+                      "Triton): pass scalars, or remove noinline=True from '" +
+                      fn.name + "' to inline it");
       key += "," + v.v->type.str();
       call_args.push_back(v.v);
     } else if (v.is_const() && v.c.is_number() && !p.is_constexpr) {
@@ -643,8 +658,10 @@ Val IrGen::call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc)
       for (const Val &r : vals) {
         ir::Value *t = to_tensor(r, "a noinline function's result");
         if (t->type.is_block())
-          fail(fn.def->loc, "the noinline function '" + fn.name + "' returns a block " + t->type.str() +
-                                "; noinline functions take and return scalars");
+          fail(frame.result_loc, "the noinline function '" + fn.name + "' returns a block " +
+                                     t->type.str() +
+                                     "; noinline functions take and return scalars (as in Triton): "
+                                     "return scalars, or remove noinline=True to inline it");
         results.push_back(t);
         callee->result_types.push_back(t->type);
       }

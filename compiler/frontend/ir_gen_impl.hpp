@@ -149,14 +149,16 @@ private:
     Scope scope;
     bool returned = false;
     std::optional<Val> result;
+    Loc result_loc;        ///< the return statement that gave `result`
     int runtime_depth = 0; ///< nesting of runtime if/for/while in this frame
     /// Names assigned only inside a runtime if branch or loop body, which do
     /// not exist after it (as in Triton): where, for "name is not defined".
     std::map<std::string, std::string> scoped_out;
   };
-  /// Records the names of `inner` that are not in `outer` as ending at the
-  /// construct `what` (e.g. "the for loop on line 7").
-  void note_scoped_out(const Scope &outer, const Scope &inner, const std::string &what);
+  /// Records the names bound in `inner` (the scope at the end of a loop
+  /// body) that the current scope lacks, with `why`: the rest of the
+  /// "name is not defined" sentence that explains where they went.
+  void note_scoped_out(const Scope &inner, const std::string &why);
   Frame *frame_ = nullptr;
   int call_depth_ = 0;
   std::map<std::string, ir::Function *> device_functions_;

@@ -85,7 +85,9 @@ private:
         else if (n.name == "math")
           m_.aliases[n.alias.empty() ? "math" : n.alias] = ModuleAlias::Math;
         else
-          fail(s.loc, "kernel files may import only triton, triton.language and math, not '" + n.name + "'");
+          fail(s.loc, "kernel files may import only triton, triton.language and math, not '" +
+                          n.name +
+                          "'; remove the import (kernels cannot call other Python modules)");
       }
       return;
     case StmtKind::ImportFrom:
@@ -96,8 +98,12 @@ private:
         else if (s.module == "triton" && n.name == "jit")
           m_.jit_names.insert(as);
         else
-          fail(s.loc, "kernel files may import only triton, triton.language and math; 'from " + s.module +
-                          " import " + n.name + "' is not supported");
+          fail(s.loc, "kernel files may import only triton, triton.language and math; 'from " +
+                          s.module + " import " + n.name + "' is not supported: " +
+                          (s.module.rfind("triton", 0) == 0
+                               ? "kiln reads `import triton`, `import triton.language as tl` and "
+                                 "`from triton import language, jit`"
+                               : "remove the import (kernels cannot call other Python modules)"));
       }
       return;
     case StmtKind::Assign: {

@@ -28,6 +28,23 @@ constexpr std::string_view kUnsupportedStatements[] = {
     "nonlocal", "del",  "raise", "async",  "yield",
 };
 
+/// "'with' statements are not supported in kernel files", and what to write
+/// instead where there is something to say.
+std::string unsupported_statement(std::string_view word) {
+  std::string message = "'" + std::string(word) + "' statements are not supported in kernel files";
+  if (word == "class")
+    message += "; a kernel file holds imports, tl.constexpr(...) globals and @triton.jit "
+               "functions";
+  else if (word == "with")
+    message += " (Triton kernels have no context managers); write the body without 'with'";
+  else if (word == "try" || word == "except" || word == "finally" || word == "raise")
+    message += " (kernels cannot raise or catch exceptions); check conditions with "
+               "tl.static_assert or tl.device_assert";
+  else if (word == "global" || word == "nonlocal")
+    message += "; pass the value as a parameter and return the result";
+  return message;
+}
+
 struct OpSpelling {
   std::string_view text;
   Op op;
@@ -244,7 +261,7 @@ private:
       const std::string &word = token.text;
       if (std::find(std::begin(kUnsupportedStatements), std::end(kUnsupportedStatements), word) !=
           std::end(kUnsupportedStatements))
-        fail(token.loc, "'" + word + "' statements are not supported in kernel files");
+        fail(token.loc, unsupported_statement(word));
       if (word == "pass" || word == "break" || word == "continue") {
         advance();
         return make_stmt(word == "pass"    ? StmtKind::Pass
@@ -398,7 +415,7 @@ private:
     if (at_keyword("def"))
       return parse_function_def(std::move(decorators));
     if (at_keyword("class") || at_keyword("async"))
-      fail(peek().loc, "'" + peek().text + "' statements are not supported in kernel files");
+      fail(peek().loc, unsupported_statement(peek().text));
     fail_expected("'def' after the decorator");
   }
 
@@ -817,8 +834,14 @@ private:
         fail(token.loc, "dict and set displays are not supported");
       if (token.text == "...")
         fail(token.loc, "'...' (Ellipsis) is not supported");
-      if (token.text == "*")
+      if (token.text == "*") {
+        // After an operator (`x + * 2`) a '*' is a typo, not a starred expression.
+        const Token &prev = tokens_[pos_ > 0 ? pos_ - 1 : 0];
+        if (pos_ > 0 && prev.kind == TokenKind::Op && !prev.is_op(",") && !prev.is_op("(") &&
+            !prev.is_op("[") && !prev.is_op("="))
+          fail(token.loc, "expected an expression after '" + prev.text + "', found '*'");
         fail(token.loc, "starred expressions ('*x') are not supported");
+      }
       break;
     default:
       break;
@@ -837,7 +860,8 @@ private:
     if (word == "None")
       return make_expr(ExprKind::None, advance().loc);
     if (word == "lambda")
-      fail(token.loc, "lambda expressions are not supported");
+      fail(token.loc, "lambda expressions are not supported; define a @triton.jit function and "
+                      "call it");
     if (word == "await" || word == "yield")
       fail(token.loc, "'" + word + "' expressions are not supported");
     if (is_keyword(word))

@@ -46,7 +46,9 @@ Type integer_promote(const Type &a, const Type &b) {
   return wb >= wa ? b.element() : a.element();
 }
 
-void Semantic::fail(const std::string &message) const { throw src_.error(b_.loc(), message); }
+void Semantic::fail(const std::string &message) const {
+  throw src_->error(b_.loc(), message);
+}
 
 ir::Value *Semantic::elementwise(OpKind kind, uint8_t sub, std::vector<Value *> operands,
                                  Type result) {
@@ -93,7 +95,9 @@ Type Semantic::broadcast_shapes(const Type &a, const Type &b) {
     const int64_t sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
     if (sa != sb && sa != 1 && sb != 1)
       fail("cannot broadcast shapes " + a.str() + " and " + b.str() + ": dimension " +
-           std::to_string(d) + " is " + std::to_string(sa) + " against " + std::to_string(sb));
+           std::to_string(d) + " is " + std::to_string(sa) + " against " + std::to_string(sb) +
+           "; each dimension must be equal or 1 (insert a dimension of 1 with x[:, None] or "
+           "x[None, :])");
     dims[d] = std::max(sa, sb);
   }
   return a.with_shape(dims, rank);

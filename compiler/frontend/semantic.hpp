@@ -20,9 +20,13 @@ struct Operand {
 
 class Semantic {
 public:
-  Semantic(ir::Builder &b, const SourceFile &src) : b_(b), src_(src) {}
+  Semantic(ir::Builder &b, const SourceFile &src) : b_(b), src_(&src) {}
 
   ir::Builder &builder() { return b_; }
+  /// The file whose code is being generated, for the location of errors: a
+  /// jit function inlined from another module (a constexpr argument) is
+  /// reported in its own file.
+  void set_source(const SourceFile &src) { src_ = &src; }
   [[noreturn]] void fail(const std::string &message) const;
 
   /// Numeric conversion of each element to `elem` (rank ignored); a no-op if equal.
@@ -60,7 +64,7 @@ public:
 
 private:
   ir::Builder &b_;
-  const SourceFile &src_;
+  const SourceFile *src_;
 };
 
 /// The integer type C's usual arithmetic conversions give (Triton's integer_promote_impl).

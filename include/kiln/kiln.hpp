@@ -3,11 +3,14 @@
 #pragma once
 
 #include "kiln/arg.hpp"
+#include "kiln/async.hpp"
+#include "kiln/buffer.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"
 #include "kiln/error.hpp"
 #include "kiln/grid.hpp"
+#include "kiln/hooks.hpp"
 #include "kiln/kernel.hpp"
 #include "kiln/module.hpp"
 #include "kiln/options.hpp"

@@ -4,6 +4,8 @@
 // or 1 for an integer specialized as equal to 1.
 #include "tools/kiln/compile_command.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "compiler/target.hpp"
 #include "kiln/kiln.hpp"
 #include "runtime/jit_function.hpp"
 #include "runtime/spec_args.hpp"
@@ -61,16 +64,24 @@ const std::vector<std::string> &stages_for(const std::string &emit) {
 
 void compile(const CompileOptions &o, const CommonOptions &common) {
   apply_common_options(common);
-  if (o.target.rfind("cuda", 0) == 0)
-    throw Error("--target " + o.target + ": the cuda backend is not available in this build yet; use --target cpu");
-  if (o.target != "cpu")
+  compiler::Target target = compiler::Target::host();
+  const bool gpu = o.target.rfind("cuda", 0) == 0;
+  if (gpu) {
+    int sm = 0;
+    if (std::sscanf(o.target.c_str(), "cuda:sm_%d", &sm) != 1 || sm < 50)
+      throw UsageError("--target cuda needs a compute capability, e.g. cuda:sm_90, not '" + o.target + "'");
+    target = compiler::Target::cuda(sm);
+  } else if (o.target != "cpu") {
     throw UsageError("--target must be cpu or cuda:sm_NN, not '" + o.target + "'");
-  const std::string emit = o.emit.empty() ? "llir" : o.emit;
+  }
+  const std::string emit = o.emit.empty() ? (gpu ? "ptx" : "llir") : o.emit;
   static const std::vector<std::string> kinds = {"ir", "llir", "obj", "all", "ptx", "cubin"};
   if (std::find(kinds.begin(), kinds.end(), emit) == kinds.end())
     throw UsageError("--emit must be one of ir, llir, ptx, cubin, obj, all; not '" + emit + "'");
-  if (emit == "ptx" || emit == "cubin")
+  if (!gpu && (emit == "ptx" || emit == "cubin"))
     throw UsageError("--emit " + emit + " needs a cuda target (--target cuda:sm_90)");
+  if (gpu && emit == "obj")
+    throw UsageError("--emit obj is the cpu target's binary; a cuda target emits ptx or cubin");
 
   Module module = Module::from_file(o.file);
   Kernel kernel = module.kernel(o.kernel);
@@ -91,18 +102,23 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     options["debug"] = true;
   runtime::append_option_args(options, names, args);
 
-  const LaunchResult r = kernel.warmup(args);
-  const CompiledKernel &k = *r.kernel;
+  const CompiledKernel k = kernel.impl()->compile_only(args, target);
   auto text_of = [&](const std::string &stage) -> std::string {
-    if (stage == "obj")
+    if (stage == k.binary_kind || stage == "obj" || stage == "cubin") {
+      if (stage != k.binary_kind)
+        throw Error("no " + stage + " stage: " + (k.stages.count("cubin_log") ? k.stages.at("cubin_log") : std::string()));
       return std::string(k.binary.begin(), k.binary.end());
+    }
     return k.stages.at(stage);
   };
+  const std::vector<std::string> &stages = emit != "all" ? stages_for(emit)
+                                           : gpu           ? std::vector<std::string>{"ir", "llir", "ptx", "cubin"}
+                                                           : stages_for("all");
 
   if (!o.out.empty()) {
     std::filesystem::create_directories(o.out);
     nlohmann::json written = nlohmann::json::array();
-    for (const std::string &stage : stages_for(emit)) {
+    for (const std::string &stage : stages) {
       const std::filesystem::path p = std::filesystem::path(o.out) / (k.name + "." + stage);
       std::ofstream f(p, std::ios::binary);
       const std::string data = text_of(stage);
@@ -118,15 +134,15 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
         std::cout << p.get<std::string>() << "\n";
     return;
   }
-  const std::string last = stages_for(emit).back();
-  if (last == "obj")
-    throw UsageError("the obj stage is binary; write it with --out DIR");
+  const std::string last = stages.back();
+  if (last == "obj" || last == "cubin")
+    throw UsageError("the " + last + " stage is binary; write it with --out DIR");
   if (common.json) {
-    nlohmann::json stages = nlohmann::json::object();
-    for (const std::string &stage : stages_for(emit))
-      if (stage != "obj")
-        stages[stage] = text_of(stage);
-    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", stages}}.dump() << "\n";
+    nlohmann::json texts = nlohmann::json::object();
+    for (const std::string &stage : stages)
+      if (stage != "obj" && stage != "cubin")
+        texts[stage] = text_of(stage);
+    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", texts}}.dump() << "\n";
     return;
   }
   std::cout << text_of(last);

@@ -7,8 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include "kiln/error.hpp"
+#include "tools/kiln/bench_command.hpp"
 #include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/compile_command.hpp"
 #include "tools/kiln/run_command.hpp"
+#include "tools/kiln/warmup_command.hpp"
 
 namespace {
 
@@ -31,11 +34,9 @@ int main(int argc, char **argv) {
   kiln::cli::CommonOptions common;
 
   kiln::cli::add_run_command(app, common);
-  add_pending_command(app, common, "compile",
-                      "Compile one specialization without launching (--emit ir|llir|ptx|...)");
-  add_pending_command(app, common, "warmup",
-                      "Batch-compile the specializations of a .jsonl file into the caches");
-  add_pending_command(app, common, "bench", "The compile-latency harness");
+  kiln::cli::add_compile_command(app, common);
+  kiln::cli::add_warmup_command(app, common);
+  kiln::cli::add_bench_command(app, common);
   add_pending_command(app, common, "cache", "Show, list, clear or prune the kernel cache");
 
   return kiln::cli::run_cli(app, argc, argv, std::cout, std::cerr);

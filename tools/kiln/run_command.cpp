@@ -1,5 +1,6 @@
 #include "tools/kiln/run_command.hpp"
 
+#include <deque>
 #include <algorithm>
 #include <cassert>
 #include <charconv>
@@ -20,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "kiln/buffer.hpp"
 #include "kiln/arg.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/error.hpp"
@@ -123,6 +125,38 @@ public:
   void upload(const HostTensor &, const Tensor &) override {}
   void download(const Tensor &, HostTensor &) override {}
   void synchronize() override {}
+};
+
+/// The cuda backend: a device Buffer per tensor, copied in before the
+/// launch and out after it.
+class CudaStaging final : public TensorStaging {
+public:
+  Backend backend() const override { return Backend::cuda; }
+  Tensor to_device(HostTensor &host) override {
+    const Tensor h = host.view(Device{Backend::cpu, 0});
+    Buffer &b = buffers_.emplace_back(Buffer::allocate(Device{Backend::cuda, 0}, h.nbytes()));
+    b.copy_from_host(h.data, h.nbytes());
+    Tensor d = h;
+    d.data = b.data();
+    d.device = b.device();
+    return d;
+  }
+  void upload(const HostTensor &host, const Tensor &device) override {
+    const Tensor h = const_cast<HostTensor &>(host).view(Device{Backend::cpu, 0});
+    for (Buffer &b : buffers_)
+      if (b.data() == device.data)
+        b.copy_from_host(h.data, h.nbytes());
+  }
+  void download(const Tensor &device, HostTensor &host) override {
+    const Tensor h = host.view(Device{Backend::cpu, 0});
+    for (const Buffer &b : buffers_)
+      if (b.data() == device.data)
+        b.copy_to_host(h.data, h.nbytes());
+  }
+  void synchronize() override { kiln::synchronize(Device{Backend::cuda, 0}); }
+
+private:
+  std::deque<Buffer> buffers_;
 };
 
 // ---- the launch ---------------------------------------------------------------
@@ -505,11 +539,13 @@ ArgValue classify_value(std::string_view name, std::string_view value,
 std::unique_ptr<TensorStaging> make_tensor_staging(std::string_view backend) {
   // "auto" is cpu until there is a cuda staging: the runtime must compile
   // for the place the tensors are in, and only host memory exists so far.
-  if (backend == "cpu" || backend == "auto")
+  if (backend == "cpu" || (backend == "auto" && !cuda_available()))
     return std::make_unique<CpuStaging>();
-  if (backend == "cuda")
-    throw RuntimeError("--backend cuda: kiln run cannot place tensors on a GPU yet; use "
-                       "--backend cpu");
+  if (backend == "cuda" || backend == "auto") {
+    if (!cuda_available())
+      throw RuntimeError("--backend cuda: there is no usable GPU here; use --backend cpu");
+    return std::make_unique<CudaStaging>();
+  }
   throw UsageError("--backend " + in_quotes(backend) + " is not cpu, cuda or auto");
 }
 

@@ -1,4 +1,4 @@
-#include "compiler/cpu/lower_to_llvm.hpp"
+#include "compiler/llvm/lower_tile_ir.hpp"
 
 #include <array>
 #include <functional>
@@ -6,12 +6,15 @@
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
-namespace kiln::cpu {
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen {
 namespace {
 
 using ir::BinaryOp;
@@ -36,24 +39,28 @@ struct Lowered {
 
 class Lowering {
 public:
-  Lowering(const ir::Program &p, const Options &o, llvm::LLVMContext &ctx)
-      : prog_(p), opts_(o), ctx_(ctx), mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)),
-        b_(ctx) {}
+  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
+      : prog_(p), opts_(o), gpu_(target == LoweringTarget::Nvptx), threads_(32 * o.num_warps), ctx_(ctx),
+        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {}
 
-  std::unique_ptr<llvm::Module> run() {
+  LoweringResult run() {
     count_uses();
     // Device functions first so that calls can refer to them.
     for (size_t i = 1; i < prog_.functions.size(); ++i)
       declare_device_function(*prog_.functions[i]);
     for (size_t i = 1; i < prog_.functions.size(); ++i)
       define_function(*prog_.functions[i], fns_.at(prog_.functions[i].get()));
-    llvm::Function *program = define_program(prog_.kernel());
-    define_entry(prog_.kernel(), program);
+    if (gpu_) {
+      define_gpu_kernel(prog_.kernel());
+    } else {
+      llvm::Function *program = define_program(prog_.kernel());
+      define_entry(prog_.kernel(), program);
+    }
     std::string err;
     llvm::raw_string_ostream os(err);
     if (llvm::verifyModule(*mod_, &os))
       throw std::logic_error("kiln internal error: invalid LLVM IR for " + prog_.kernel().name + ": " + os.str());
-    return std::move(mod_);
+    return LoweringResult{std::move(mod_), shared_bytes_};
   }
 
 private:
@@ -151,7 +158,15 @@ private:
     body(i);
     llvm::Value *next = b_.CreateAdd(i, b_.getInt64(1), "", true, true);
     i->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpULT(next, b_.getInt64(n)), head, exit);
+    llvm::BranchInst *br = b_.CreateCondBr(b_.CreateICmpULT(next, b_.getInt64(n)), head, exit);
+    if (gpu_) {
+      // Unrolled, every slot index is a constant and SROA keeps the
+      // thread's elements in registers instead of local memory.
+      llvm::MDNode *full = llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.full"));
+      llvm::MDNode *loop_id = llvm::MDNode::getDistinct(ctx_, {nullptr, full});
+      loop_id->replaceOperandWith(0, loop_id);
+      br->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
+    }
     b_.SetInsertPoint(exit);
   }
 
@@ -196,15 +211,63 @@ private:
     return idx;
   }
 
+  /// Elements of a block of `n` each thread holds: all on the CPU, its
+  /// share under the blocked layout on the GPU.
+  int64_t per_thread(int64_t n) const { return gpu_ ? (n + threads_ - 1) / threads_ : n; }
+
   llvm::Value *alloc_buffer(const Type &t) {
     llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), t.numel()));
-    a->setAlignment(llvm::Align(64));
+    llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), per_thread(t.numel())));
+    a->setAlignment(llvm::Align(gpu_ ? 16 : 64));
     return a;
   }
 
+  /// The slot of element `lin` (row-major) in a buffer; on the GPU, valid
+  /// only for this thread's own elements (lin % T == tid).
   llvm::Value *buf_ptr(const Type &t, llvm::Value *buf, llvm::Value *lin) {
+    if (gpu_) {
+      // Every GPU access to a buffer happens inside for_elements, at this
+      // thread's element of the current step: its slot is the step number
+      // (a constant once the loop is unrolled, so the array stays in registers).
+      if (!cur_slot_)
+        throw std::logic_error("kiln internal error: GPU buffer access outside an element loop");
+      lin = cur_slot_;
+    }
     return b_.CreateInBoundsGEP(reg_type(t.element()), buf, lin);
+  }
+
+  /// Runs `body(idx)` for every element of `shape` this thread owns: all of
+  /// them on the CPU (nested loops), i = k * T + tid on the GPU.
+  void for_elements(const Type &shape, const std::function<void(const Idx &)> &body) {
+    if (!gpu_) {
+      loop_nest(shape, body);
+      return;
+    }
+    const int64_t n = shape.numel(), steps = per_thread(n);
+    loop(steps, [&](llvm::Value *k) {
+      llvm::Value *saved = cur_slot_;
+      cur_slot_ = k;
+      struct Restore {
+        llvm::Value *&slot, *value;
+        ~Restore() { slot = value; }
+      } restore{cur_slot_, saved};
+      llvm::Value *i = b_.CreateAdd(b_.CreateMul(k, b_.getInt64(threads_)), tid64_);
+      if (n % threads_ == 0) {
+        body(delinear(shape, i));
+        return;
+      }
+      llvm::BasicBlock *in = new_bb("own"), *next = new_bb("own.end");
+      b_.CreateCondBr(b_.CreateICmpULT(i, b_.getInt64(n)), in, next);
+      b_.SetInsertPoint(in);
+      body(delinear(shape, i));
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    });
+  }
+
+  [[noreturn]] void unsupported_on_gpu(const std::string &what) const {
+    throw Error(what + " is not supported on the cuda target yet (it needs a layout conversion); "
+                "run this kernel with --backend cpu for now");
   }
 
   // ---- values ----
@@ -221,8 +284,11 @@ private:
     if (!v->type.is_block())
       return scalar(v);
     const Lowered &l = vals_.at(v);
-    if (!l.lazy)
+    if (!l.lazy) {
+      if (foreign_ > 0)
+        unsupported_on_gpu("a broadcast or transpose of a loaded or computed block");
       return b_.CreateLoad(reg_type(v->type.element()), buf_ptr(v->type, l.buf, linear(v->type, idx)));
+    }
     const ir::Op &op = *v->def;
     switch (op.kind) {
     case OpKind::Constant: return constant(op);
@@ -234,7 +300,12 @@ private:
       Idx si{};
       for (int d = 0; d < src->type.rank; ++d)
         si[d] = src->type.shape[d] == 1 ? b_.getInt64(0) : idx[d];
-      return element(src, si);
+      // On the GPU a stretched dim reads other threads' elements.
+      const int f = gpu_ && src->type.numel() != v->type.numel();
+      foreign_ += f;
+      llvm::Value *r = element(src, si);
+      foreign_ -= f;
+      return r;
     }
     case OpKind::ExpandDims: {
       Idx si{};
@@ -250,7 +321,10 @@ private:
       Idx si{};
       for (int d = 0; d < v->type.rank; ++d)
         si[op.ints[d]] = idx[d];
-      return element(op.operands[0], si);
+      foreign_ += gpu_;
+      llvm::Value *r = element(op.operands[0], si);
+      foreign_ -= gpu_;
+      return r;
     }
     default: {
       std::vector<llvm::Value *> args;
@@ -264,7 +338,7 @@ private:
   /// Writes every element of `v` into a fresh or given buffer.
   llvm::Value *materialize(const ir::Value *v, llvm::Value *into = nullptr) {
     llvm::Value *buf = into ? into : alloc_buffer(v->type);
-    loop_nest(v->type, [&](const Idx &idx) {
+    for_elements(v->type, [&](const Idx &idx) {
       b_.CreateStore(element(v, idx), buf_ptr(v->type, buf, linear(v->type, idx)));
     });
     return buf;
@@ -445,6 +519,9 @@ private:
   llvm::Value *unary(UnaryOp u, llvm::Value *x, const Type &t) {
     using I = llvm::Intrinsic::ID;
     auto intr = [&](I id) { return fresult(b_.CreateUnaryIntrinsic(id, x), t); };
+    if (gpu_)
+      if (llvm::Value *r = gpu_math(u, x, t))
+        return r;
     switch (u) {
     case UnaryOp::Neg: return t.is_float() ? b_.CreateFNeg(x) : b_.CreateNeg(x);
     case UnaryOp::Not: return b_.CreateNot(x);
@@ -468,6 +545,36 @@ private:
     case UnaryOp::Erf: return fresult(math_call("erff", "erf", x), t);
     }
     return nullptr;
+  }
+
+  /// PTX's fast transcendental instructions, as Triton uses them; null for
+  /// what LLVM's intrinsics lower well on NVPTX (sqrt, floor, abs, ...).
+  llvm::Value *gpu_math(UnaryOp u, llvm::Value *x, const Type &t) {
+    using U = UnaryOp;
+    const bool transcendental = u == U::Exp || u == U::Exp2 || u == U::Log || u == U::Log2 || u == U::Sin ||
+                                u == U::Cos || u == U::Erf;
+    if (!transcendental)
+      return nullptr;
+    if (u == U::Erf)
+      unsupported_on_gpu("tl.erf");
+    if (!x->getType()->isFloatTy())
+      unsupported_on_gpu(std::string("tl.") + (u == U::Exp ? "exp" : "math") + " on fp64");
+    auto call = [&](llvm::Intrinsic::ID id, llvm::Value *v) { return b_.CreateIntrinsic(id, {}, {v}); };
+    llvm::Value *r = nullptr;
+    switch (u) {
+    case U::Exp:
+      r = call(llvm::Intrinsic::nvvm_ex2_approx_f, b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634)));
+      break;
+    case U::Exp2: r = call(llvm::Intrinsic::nvvm_ex2_approx_f, x); break;
+    case U::Log:
+      r = b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), llvm::ConstantFP::get(x->getType(), 0.6931471805599453));
+      break;
+    case U::Log2: r = call(llvm::Intrinsic::nvvm_lg2_approx_f, x); break;
+    case U::Sin: r = call(llvm::Intrinsic::nvvm_sin_approx_f, x); break;
+    case U::Cos: r = call(llvm::Intrinsic::nvvm_cos_approx_f, x); break;
+    default: break;
+    }
+    return fresult(r, t);
   }
 
   /// One element of a pure op from its operands' elements.
@@ -536,9 +643,132 @@ private:
   /// Runs `f(idx)` for every element of `shape`, or once for a scalar.
   void each(const Type &shape, const std::function<void(const Idx &)> &f) {
     if (shape.is_block())
-      loop_nest(shape, f);
+      for_elements(shape, f);
     else
       f(Idx{});
+  }
+
+  // ---- GPU collectives ----
+
+  /// 256 bytes of shared memory for reductions and broadcasts, reused by
+  /// each (a barrier precedes every reuse).
+  llvm::Value *smem() {
+    if (!smem_) {
+      auto *ty = llvm::ArrayType::get(b_.getInt64Ty(), 32);
+      smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                       "kiln.smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+      smem_->setAlignment(llvm::Align(16));
+      shared_bytes_ = 256;
+    }
+    return smem_;
+  }
+
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  /// Runs `f` in thread 0 and gives its result (of type `t`) to every thread.
+  llvm::Value *from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f) {
+    llvm::Value *slot = smem();
+    barrier();
+    llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
+    b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
+    b_.SetInsertPoint(yes);
+    b_.CreateStore(f(), slot);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    barrier();
+    return b_.CreateLoad(t, slot);
+  }
+
+  /// A butterfly shuffle of any 8- to 64-bit value across the warp.
+  llvm::Value *shuffle_xor(llvm::Value *v, int lane_mask) {
+    llvm::Type *t = v->getType();
+    const unsigned bits = t->getPrimitiveSizeInBits();
+    llvm::Value *bitsv = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+    auto shfl32 = [&](llvm::Value *x) {
+      return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                                {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(lane_mask), b_.getInt32(0x1F)});
+    };
+    llvm::Value *r;
+    if (bits == 64) {
+      llvm::Value *lo = shfl32(b_.CreateTrunc(bitsv, b_.getInt32Ty()));
+      llvm::Value *hi = shfl32(b_.CreateTrunc(b_.CreateLShr(bitsv, 32), b_.getInt32Ty()));
+      r = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()), b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+    } else {
+      r = b_.CreateTrunc(shfl32(b_.CreateZExt(bitsv, b_.getInt32Ty())), b_.getIntNTy(bits));
+    }
+    return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
+  }
+
+  /// The identity of a reduction, so that threads without elements add nothing.
+  llvm::Value *identity(ir::ReduceOp k, const Type &t) {
+    llvm::Type *rt = reg_type(t);
+    const bool fl = t.is_float(), sg = t.is_signed();
+    const unsigned w = fl ? 0 : rt->getIntegerBitWidth();
+    switch (k) {
+    case ir::ReduceOp::Sum:
+    case ir::ReduceOp::Xor:
+    case ir::ReduceOp::Or: return llvm::Constant::getNullValue(rt);
+    case ir::ReduceOp::Prod: return fl ? llvm::ConstantFP::get(rt, 1.0) : llvm::ConstantInt::get(rt, 1);
+    case ir::ReduceOp::And: return llvm::ConstantInt::getAllOnesValue(rt);
+    case ir::ReduceOp::Max:
+      return fl ? llvm::ConstantFP::getInfinity(rt, true)
+                : llvm::ConstantInt::get(rt, sg ? llvm::APInt::getSignedMinValue(w) : llvm::APInt::getMinValue(w));
+    case ir::ReduceOp::Min:
+      return fl ? llvm::ConstantFP::getInfinity(rt, false)
+                : llvm::ConstantInt::get(rt, sg ? llvm::APInt::getSignedMaxValue(w) : llvm::APInt::getMaxValue(w));
+    default: return nullptr;
+    }
+  }
+
+  /// A whole 1-D block reduced to a scalar in every thread: each thread over
+  /// its elements, then a butterfly across the warp, then across warps
+  /// through shared memory.
+  void lower_reduce_gpu(const ir::Op &op) {
+    const ir::Value *src = op.operands[0], *res = op.result();
+    const auto kind = static_cast<ir::ReduceOp>(op.sub);
+    if (src->type.rank != 1 || kind == ir::ReduceOp::ArgMax || kind == ir::ReduceOp::ArgMin)
+      unsupported_on_gpu(std::string("tl.") + ir::op_name(op) + " of a " + src->type.str() + " block");
+    const Type et = src->type.element();
+    llvm::Type *rt = reg_type(et);
+    llvm::Value *acc_slot = alloc_scalar(rt);
+    b_.CreateStore(identity(kind, et), acc_slot);
+    for_elements(src->type, [&](const Idx &idx) {
+      b_.CreateStore(combine(kind, b_.CreateLoad(rt, acc_slot), element(src, idx), et), acc_slot);
+    });
+    llvm::Value *acc = b_.CreateLoad(rt, acc_slot);
+    for (int m = 16; m >= 1; m /= 2)
+      acc = combine(kind, acc, shuffle_xor(acc, m), et);
+    const int warps = threads_ / 32;
+    if (warps > 1) {
+      llvm::Value *slots = smem();
+      barrier(); // the scratch may still be read by a previous collective
+      llvm::BasicBlock *lane0 = new_bb("lane0"), *done = new_bb("lane0.end");
+      b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(tid64_, b_.getInt64(31)), b_.getInt64(0)), lane0, done);
+      b_.SetInsertPoint(lane0);
+      b_.CreateStore(acc, b_.CreateInBoundsGEP(rt, slots, b_.CreateLShr(tid64_, b_.getInt64(5))));
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      barrier();
+      acc = b_.CreateLoad(rt, slots);
+      for (int w = 1; w < warps; ++w)
+        acc = combine(kind, acc, b_.CreateLoad(rt, b_.CreateConstInBoundsGEP1_64(rt, slots, w)), et);
+    }
+    set(res, fresult(acc, et), nullptr);
+  }
+
+  /// On the GPU, a scalar side effect (a store or atomic of one value) runs
+  /// in thread 0 only; on the CPU it just runs.
+  void once(const std::function<void()> &f) {
+    if (!gpu_) {
+      f();
+      return;
+    }
+    llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
+    b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
+    b_.SetInsertPoint(yes);
+    f();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
   }
 
   void lower_load(const ir::Op &op) {
@@ -575,10 +805,16 @@ private:
         b_.CreateStore(to_mem(v, et), ptr);
         return nullptr;
       };
-      if (has_mask)
-        guarded(element(op.operands[2], idx), store, nullptr);
+      auto masked = [&] {
+        if (has_mask)
+          guarded(element(op.operands[2], idx), store, nullptr);
+        else
+          store();
+      };
+      if (op.operands[0]->type.is_block())
+        masked();
       else
-        store();
+        once(masked); // every thread holds the scalar; one writes it
     });
   }
 
@@ -614,7 +850,14 @@ private:
         llvm::Value *val = to_mem(element(op.operands[1], idx), et.elem);
         return b_.CreateAtomicRMW(bop, ptr, val, llvm::MaybeAlign(), order);
       };
-      llvm::Value *old = has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw();
+      llvm::Value *old;
+      if (gpu_ && !res->type.is_block()) {
+        // A scalar atomic happens once; every thread gets the old value.
+        old = from_thread0(mem_type(et.elem),
+                           [&] { return has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw(); });
+      } else {
+        old = has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw();
+      }
       old = from_mem(old, et.elem);
       if (buf)
         b_.CreateStore(old, buf_ptr(res->type, buf, linear(res->type, idx)));
@@ -649,6 +892,8 @@ private:
   }
 
   void lower_reduce(const ir::Op &op) {
+    if (gpu_)
+      return lower_reduce_gpu(op);
     const ir::Value *src = op.operands[0], *res = op.result();
     const auto kind = static_cast<ir::ReduceOp>(op.sub);
     const bool arg = kind == ir::ReduceOp::ArgMax || kind == ir::ReduceOp::ArgMin;
@@ -716,6 +961,8 @@ private:
   }
 
   void lower_scan(const ir::Op &op) {
+    if (gpu_)
+      unsupported_on_gpu("tl.cumsum / tl.cumprod");
     const ir::Value *src = op.operands[0], *res = op.result();
     const Type et = src->type.element();
     const int axis = op.axis;
@@ -748,6 +995,8 @@ private:
   }
 
   void lower_dot(const ir::Op &op) {
+    if (gpu_)
+      unsupported_on_gpu("tl.dot");
     const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2], *res = op.result();
     const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
     const Type ot = res->type.element(), it = a->type.element();
@@ -1026,7 +1275,10 @@ private:
         return;
       }
       case OpKind::Assert:
-      case OpKind::Barrier: break; // programs of one thread are sequential; asserts: see issue notes
+      case OpKind::Barrier:
+        if (gpu_)
+          barrier();
+        break; // on the CPU a program is one thread: nothing to wait for
       default: lower_pure(*op); break;
       }
     }
@@ -1089,6 +1341,40 @@ private:
     return fn;
   }
 
+  /// The NVPTX kernel: runtime parameters as kernel arguments, one CTA per program.
+  void define_gpu_kernel(const ir::Function &k) {
+    std::vector<llvm::Type *> params;
+    for (const ir::Value *p : k.body.args)
+      params.push_back(p->type.pointer ? b_.getPtrTy() : mem_type(p->type.elem));
+    auto *ty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    llvm::Function *fn = llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
+    fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn_ = fn;
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+    using I = llvm::Intrinsic::ID;
+    auto sreg = [&](I id) { return b_.CreateIntrinsic(id, {}, {}); };
+    const I ctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                        llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+    const I nctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                         llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+    for (int a = 0; a < 3; ++a) {
+      pid_[a] = sreg(ctaid[a]);
+      nprog_[a] = sreg(nctaid[a]);
+    }
+    tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+    for (size_t i = 0; i < k.body.args.size(); ++i) {
+      const ir::Value *p = k.body.args[i];
+      llvm::Value *v = fn->getArg(static_cast<unsigned>(i));
+      if (!p->type.pointer)
+        v = from_mem(v, p->type.elem);
+      else if (p->facts.divisible16)
+        b_.CreateAlignmentAssumption(mod_->getDataLayout(), v, 16);
+      set(p, v, nullptr);
+    }
+    lower_ops(k.body, false);
+  }
+
   void define_entry(const ir::Function &k, llvm::Function *program) {
     llvm::Type *i32 = b_.getInt32Ty(), *i64 = b_.getInt64Ty();
     auto *ty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), i64, i64}, false);
@@ -1123,11 +1409,18 @@ private:
 
   const ir::Program &prog_;
   Options opts_;
+  bool gpu_;
+  int threads_; ///< threads per CTA (GPU)
   llvm::LLVMContext &ctx_;
   std::unique_ptr<llvm::Module> mod_;
   llvm::IRBuilder<> b_;
   llvm::Function *fn_ = nullptr;
   llvm::Value *pid_[3] = {}, *nprog_[3] = {};
+  llvm::Value *tid64_ = nullptr; ///< this thread's index in the CTA (GPU)
+  int foreign_ = 0;              ///< > 0 while reading elements through a broadcast or transpose
+  llvm::Value *cur_slot_ = nullptr; ///< the buffer slot of this thread's current element (GPU)
+  llvm::GlobalVariable *smem_ = nullptr;
+  unsigned shared_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
@@ -1135,9 +1428,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<llvm::Module> lower_to_llvm(const ir::Program &program, const Options &options,
-                                            llvm::LLVMContext &ctx) {
-  return Lowering(program, options, ctx).run();
+LoweringResult lower_tile_ir(const ir::Program &program, const Options &options, LoweringTarget target,
+                             llvm::LLVMContext &ctx) {
+  return Lowering(program, options, target, ctx).run();
 }
 
-} // namespace kiln::cpu
+} // namespace kiln::llvmgen

@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Triton 3.x on the same kernel files kiln runs (../shared/kernels), in the
+same device call: the anchors of bench/gpu_report.py. Prints one JSON object.
+usage: triton_anchor.py SHARED_DIR"""
+import importlib.util, json, os, sys, tempfile, time
+
+os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_cache_")  # cold compiles
+t_import = time.perf_counter()
+import torch
+import triton
+
+shared = sys.argv[1]
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(shared, "kernels", name + ".py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def median_s(fn, reps=20):
+    fn(); torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter(); fn(); torch.cuda.synchronize(); ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+out = {}
+va, sm = load("vector_add"), load("softmax")
+x = torch.randn(1 << 20, device="cuda")
+torch.cuda.synchronize()
+t = time.perf_counter()
+va.add_kernel[(1024,)](x, x, torch.empty_like(x), x.numel(), BLOCK=1024)
+torch.cuda.synchronize()
+out["cold_compile_first_ms"] = (time.perf_counter() - t) * 1e3
+a = torch.randn(4096, 4096, device="cuda")
+t = time.perf_counter()
+sm.softmax_kernel[(4096,)](torch.empty_like(a), a, 4096, 4096, 4096, BLOCK=4096, num_warps=8)
+torch.cuda.synchronize()
+out["cold_compile_next_ms"] = (time.perf_counter() - t) * 1e3
+
+n = 1 << 28
+x, y, o = torch.rand(n, device="cuda"), torch.rand(n, device="cuda"), torch.empty(n, device="cuda")
+s = median_s(lambda: va.add_kernel[(n // 1024,)](x, y, o, n, BLOCK=1024))
+out["vector_add_gbps"] = 12 * n / s / 1e9
+s = median_s(lambda: torch.add(x, y, out=o))
+out["torch_add_gbps"] = 12 * n / s / 1e9
+del x, y, o
+
+rows, cols = 16384, 4096
+a, o = torch.randn(rows, cols, device="cuda"), torch.empty(rows, cols, device="cuda")
+s = median_s(lambda: sm.softmax_kernel[(rows,)](o, a, cols, cols, cols, BLOCK=4096, num_warps=8))
+out["softmax_gbps"] = 2 * rows * cols * 4 / s / 1e9
+del a, o
+
+e = torch.empty(1024, device="cuda")
+va.empty_kernel[(1,)](e, 1024, BLOCK=1024)
+torch.cuda.synchronize()
+reps, ts = 20000, []
+for _ in range(5):
+    t = time.perf_counter()
+    for _ in range(reps):
+        va.empty_kernel[(1,)](e, 1024, BLOCK=1024)
+    ts.append((time.perf_counter() - t) / reps * 1e6)
+    torch.cuda.synchronize()
+ts.sort()
+out["empty_launch_us"] = ts[len(ts) // 2]
+out["triton"] = triton.__version__
+print(json.dumps(out))

@@ -1,0 +1,53 @@
+// Tile IR to LLVM IR, for the host CPU and for NVPTX. The two share every
+// scalar operation and the treatment of block values; they differ in who
+// computes which element and in how programs start.
+//
+// Block values are either materialized (an array) or lazy: pure elementwise,
+// shape and creation ops are recomputed per element inside the loop of
+// whoever consumes them, so that `x_ptr + pid * BLOCK + tl.arange(0, BLOCK)`
+// stays an address expression LLVM sees as contiguous (Triton's "values that
+// depend only on arange/program_id/scalars can be recomputed for free").
+//
+// CPU: one program is one call of `<kernel>.program`; the entry
+// `<kernel>(void **args, const uint32_t grid[3], uint64_t begin, uint64_t end)`
+// runs the programs with linear ids in [begin, end), so the driver can hand
+// chunks of the grid to oneTBB. `args[i]` points at the i-th runtime
+// parameter's value, as cuLaunchKernel's kernelParams do. A block is a
+// row-major array in the program's stack frame; each op is a loop LLVM
+// vectorizes.
+//
+// NVPTX: one program is one CTA of num_warps * 32 threads; the kernel takes
+// the runtime parameters directly. Every block value has the same blocked
+// layout: element i belongs to thread i % T (T threads), so neighbouring
+// threads touch neighbouring addresses (coalesced) and each thread keeps its
+// elements in registers. Reductions go through warp shuffles, then shared
+// memory across warps. An op that would need another thread's element of a
+// stored block (a broadcast or transpose of loaded data, a dot, a scan) needs
+// a layout conversion, which this backend does not do yet: it says so.
+#pragma once
+
+#include <memory>
+
+#include "compiler/ir/ir.hpp"
+#include "kiln/options.hpp"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+} // namespace llvm
+
+namespace kiln::llvmgen {
+
+enum class LoweringTarget : unsigned char { Cpu, Nvptx };
+
+struct LoweringResult {
+  std::unique_ptr<llvm::Module> module;
+  unsigned shared_bytes = 0; ///< static shared memory the kernel uses (NVPTX)
+};
+
+/// Lowers `program` into a new module of `ctx`; the kernel's entry symbol is
+/// the kernel's name. Throws kiln::Error for what the target cannot do yet.
+LoweringResult lower_tile_ir(const ir::Program &program, const Options &options, LoweringTarget target,
+                             llvm::LLVMContext &ctx);
+
+} // namespace kiln::llvmgen

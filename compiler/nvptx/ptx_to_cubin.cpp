@@ -1,0 +1,163 @@
+#include "compiler/nvptx/ptx_to_cubin.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include <nvJitLink.h>
+
+#include "kiln/error.hpp"
+
+namespace kiln::nvptx {
+
+namespace {
+
+/// The few nvJitLink entry points we use, by their unversioned names.
+struct NvJitLink {
+  nvJitLinkResult (*Create)(nvJitLinkHandle *, uint32_t, const char **);
+  nvJitLinkResult (*Destroy)(nvJitLinkHandle *);
+  nvJitLinkResult (*AddData)(nvJitLinkHandle, nvJitLinkInputType, const void *, size_t, const char *);
+  nvJitLinkResult (*Complete)(nvJitLinkHandle);
+  nvJitLinkResult (*GetLinkedCubinSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*GetLinkedCubin)(nvJitLinkHandle, void *);
+  nvJitLinkResult (*GetErrorLogSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*GetErrorLog)(nvJitLinkHandle, char *);
+  nvJitLinkResult (*GetInfoLogSize)(nvJitLinkHandle, size_t *);
+  nvJitLinkResult (*GetInfoLog)(nvJitLinkHandle, char *);
+};
+
+const NvJitLink *load_nvjitlink() {
+  static const NvJitLink *api = [] () -> const NvJitLink * {
+    void *lib = dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      lib = dlopen("/usr/local/cuda/lib64/libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+      return nullptr;
+    static NvJitLink a;
+    bool ok = true;
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      ok &= fn != nullptr;
+    };
+    sym(a.Create, "nvJitLinkCreate");
+    sym(a.Destroy, "nvJitLinkDestroy");
+    sym(a.AddData, "nvJitLinkAddData");
+    sym(a.Complete, "nvJitLinkComplete");
+    sym(a.GetLinkedCubinSize, "nvJitLinkGetLinkedCubinSize");
+    sym(a.GetLinkedCubin, "nvJitLinkGetLinkedCubin");
+    sym(a.GetErrorLogSize, "nvJitLinkGetErrorLogSize");
+    sym(a.GetErrorLog, "nvJitLinkGetErrorLog");
+    sym(a.GetInfoLogSize, "nvJitLinkGetInfoLogSize");
+    sym(a.GetInfoLog, "nvJitLinkGetInfoLog");
+    return ok ? &a : nullptr;
+  }();
+  return api;
+}
+
+std::string log_of(const NvJitLink &a, nvJitLinkHandle h, bool error) {
+  size_t n = 0;
+  if ((error ? a.GetErrorLogSize(h, &n) : a.GetInfoLogSize(h, &n)) != NVJITLINK_SUCCESS || n == 0)
+    return {};
+  std::string s(n, '\0');
+  (error ? a.GetErrorLog(h, s.data()) : a.GetInfoLog(h, s.data()));
+  while (!s.empty() && (s.back() == '\0' || s.back() == '\n'))
+    s.pop_back();
+  return s;
+}
+
+std::optional<Cubin> with_nvjitlink(const NvJitLink &a, const std::string &ptx, int sm) {
+  const std::string arch = "-arch=sm_" + std::to_string(sm);
+  const char *opts[] = {arch.c_str(), "-verbose"};
+  nvJitLinkHandle h = nullptr;
+  if (a.Create(&h, 2, opts) != NVJITLINK_SUCCESS)
+    return std::nullopt;
+  struct Guard {
+    const NvJitLink &a;
+    nvJitLinkHandle &h;
+    ~Guard() { a.Destroy(&h); }
+  } guard{a, h};
+  if (a.AddData(h, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "kernel.ptx") != NVJITLINK_SUCCESS ||
+      a.Complete(h) != NVJITLINK_SUCCESS)
+    throw Error("nvJitLink rejected the generated PTX (a kiln bug; please report it): " + log_of(a, h, true));
+  size_t n = 0;
+  a.GetLinkedCubinSize(h, &n);
+  Cubin c;
+  c.image.resize(n);
+  a.GetLinkedCubin(h, c.image.data());
+  c.via = "nvJitLink";
+  c.log = log_of(a, h, false);
+  return c;
+}
+
+std::optional<Cubin> with_ptxas(const std::string &ptx, int sm) {
+  namespace fs = std::filesystem;
+  const char *candidates[] = {"ptxas", "/usr/local/cuda/bin/ptxas"};
+  std::string ptxas;
+  for (const char *c : candidates)
+    if (std::system((std::string("command -v ") + c + " >/dev/null 2>&1").c_str()) == 0) {
+      ptxas = c;
+      break;
+    }
+  if (ptxas.empty())
+    return std::nullopt;
+  const fs::path dir = fs::temp_directory_path() / ("kiln-ptxas-" + std::to_string(getpid()) + "-" +
+                                                    std::to_string(std::hash<std::string>()(ptx)));
+  fs::create_directories(dir);
+  const fs::path in = dir / "k.ptx", out = dir / "k.cubin", log = dir / "log";
+  std::ofstream(in) << ptx;
+  const std::string cmd = ptxas + " -v -arch=sm_" + std::to_string(sm) + " -o " + out.string() + " " + in.string() +
+                          " > " + log.string() + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::stringstream logtext;
+  logtext << std::ifstream(log).rdbuf();
+  if (rc != 0) {
+    fs::remove_all(dir);
+    throw Error("ptxas rejected the generated PTX (a kiln bug; please report it): " + logtext.str());
+  }
+  std::ifstream f(out, std::ios::binary);
+  Cubin c;
+  c.image.assign(std::istreambuf_iterator<char>(f), {});
+  c.via = "ptxas";
+  c.log = logtext.str();
+  fs::remove_all(dir);
+  return c;
+}
+
+} // namespace
+
+std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
+  if (const NvJitLink *a = load_nvjitlink())
+    if (auto c = with_nvjitlink(*a, ptx, sm))
+      return c;
+  if (auto c = with_ptxas(ptx, sm))
+    return c;
+  if (why)
+    *why = "neither libnvJitLink.so.13 nor ptxas is available";
+  return std::nullopt;
+}
+
+void warm_up_nvjitlink(int sm) {
+  static std::once_flag once;
+  std::call_once(once, [sm] {
+    std::thread([sm] {
+      const NvJitLink *a = load_nvjitlink();
+      if (!a)
+        return;
+      const std::string ptx = ".version 8.0\n.target sm_" + std::to_string(sm) +
+                              "\n.address_size 64\n.visible .entry kiln_warm() { ret; }\n";
+      try {
+        with_nvjitlink(*a, ptx, sm);
+      } catch (const std::exception &) {
+      }
+    }).detach();
+  });
+}
+
+} // namespace kiln::nvptx

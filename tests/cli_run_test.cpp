@@ -1,0 +1,322 @@
+// `kiln run` end to end, in-process: the app is built as tools/kiln/main.cpp
+// builds it and driven through run_cli on the real kernel file
+// shared/kernels/vector_add.py. One good run checks the result and the
+// --json report; every other case is bad input, and checks the exit status
+// of shared/CLI.md, the words of the one-sentence message on stderr, and
+// that the --out file was not written.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/host_tensor.hpp"
+#include "tools/kiln/npy.hpp"
+#include "tools/kiln/run_command.hpp"
+
+namespace fs = std::filesystem;
+using kiln::DType;
+using kiln::cli::HostTensor;
+
+namespace {
+
+const std::string kVectorAdd = std::string(KILN_SHARED_DIR) + "/kernels/vector_add.py";
+constexpr int64_t kN = 10007;
+
+/// A fresh directory for one test case, removed at the end of it.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kiln_cli_run_test_XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  std::string file(const std::string &name) const { return (path / name).string(); }
+};
+
+/// The kernel cache of every run in this process. The runtime reads
+/// KILN_CACHE_DIR once, at its first use, so one directory serves all test
+/// cases; it lives until the process exits, and keeps the runs out of the
+/// user's own cache.
+std::string cache_dir() {
+  static const TempDir dir;
+  return dir.path.string();
+}
+
+/// stdout of the run: the run command prints its report to std::cout, not
+/// to run_cli's `out` (that one only gets --help), so it is captured here.
+class CaptureCout {
+public:
+  CaptureCout() : saved_(std::cout.rdbuf(captured_.rdbuf())) {}
+  ~CaptureCout() { std::cout.rdbuf(saved_); }
+  CaptureCout(const CaptureCout &) = delete;
+  CaptureCout &operator=(const CaptureCout &) = delete;
+  std::string str() const { return captured_.str(); }
+
+private:
+  std::ostringstream captured_;
+  std::streambuf *saved_;
+};
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+  /// The first line of stderr: the one sentence of shared/CLI.md.
+  std::string first_line() const { return err.substr(0, err.find('\n')); }
+};
+
+/// Runs `kiln run ARGS... --backend cpu --cache-dir <cache_dir()>` with the
+/// subcommands main() registers that exist as functions (only run so far).
+CliRun kiln_run(std::vector<std::string> args) {
+  CLI::App app{"kiln: a JIT runtime for Triton-compatible kernels", "kiln"};
+  app.require_subcommand(1);
+  kiln::cli::CommonOptions common;
+  kiln::cli::add_run_command(app, common);
+
+  args.insert(args.begin(), {"kiln", "run"});
+  for (const char *a : {"--backend", "cpu", "--cache-dir"})
+    args.emplace_back(a);
+  args.push_back(cache_dir());
+  std::vector<const char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+
+  std::ostringstream out, err;
+  CliRun r;
+  {
+    const CaptureCout cout;
+    r.status = kiln::cli::run_cli(app, static_cast<int>(argv.size()), argv.data(), out, err);
+    r.out = out.str() + cout.str();
+  }
+  r.err = err.str();
+  return r;
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// An f32 vector of `n` distinct values, `seed` telling two apart.
+HostTensor sample_vector(int64_t n, float seed) {
+  HostTensor t = HostTensor::empty(DType::f32, {n});
+  float *p = static_cast<float *>(t.data());
+  for (int64_t i = 0; i < n; ++i)
+    p[i] = seed * static_cast<float>(i % 101) - 0.25f * static_cast<float>(i % 7);
+  return t;
+}
+
+/// A directory with x.npy and y.npy of kN elements and the arguments of the
+/// issue's command, which writes out_ptr to out.npy there.
+struct VectorAddRun {
+  TempDir dir;
+  std::string x = dir.file("x.npy"), y = dir.file("y.npy"), out = dir.file("out.npy");
+
+  VectorAddRun() {
+    kiln::cli::write_npy(x, sample_vector(kN, 0.5f));
+    kiln::cli::write_npy(y, sample_vector(kN, -1.75f));
+  }
+
+  /// The arguments after FILE KERNEL, with `drop` left out and `extra`
+  /// added before --out.
+  std::vector<std::string> args(const std::string &drop = "", std::vector<std::string> extra = {},
+                                const std::string &kernel = "add_kernel") const {
+    std::vector<std::string> a{kVectorAdd,
+                               kernel,
+                               "--grid",
+                               "10",
+                               "x_ptr=@" + x,
+                               "y_ptr=@" + y,
+                               "out_ptr=zeros:" + std::to_string(kN) + ":f32",
+                               "n=" + std::to_string(kN),
+                               "BLOCK=1024"};
+    std::erase_if(a, [&](const std::string &w) { return !drop.empty() && w.starts_with(drop); });
+    a.insert(a.end(), extra.begin(), extra.end());
+    a.insert(a.end(), {"--out", "out_ptr=" + out});
+    return a;
+  }
+};
+
+/// Exit status `status`, an "error: " sentence on stderr mentioning every
+/// word of `words`, nothing on stdout, and no file at `out`.
+void check_failed(const CliRun &r, int status, const std::vector<std::string> &words,
+                  const std::string &out) {
+  CAPTURE(r.err);
+  CHECK(r.status == status);
+  CHECK(r.first_line().starts_with("error: "));
+  for (const std::string &w : words)
+    CHECK_MESSAGE(contains(r.first_line(), w), "missing: " << w);
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(out));
+}
+
+} // namespace
+
+TEST_CASE("cli run: the issue's vector_add command writes x + y to out.npy") {
+  const VectorAddRun run;
+  const CliRun r = kiln_run(run.args());
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.err.empty());
+  CHECK(contains(r.out, "kernel  add_kernel("));
+  CHECK(contains(r.out, "wrote   out_ptr -> " + run.out + " (f32, 10007)"));
+
+  const HostTensor out = kiln::cli::read_npy(run.out);
+  REQUIRE(out.dtype() == DType::f32);
+  REQUIRE(out.shape() == std::vector<int64_t>{kN});
+  const HostTensor x = sample_vector(kN, 0.5f), y = sample_vector(kN, -1.75f);
+  const float *px = static_cast<const float *>(x.data());
+  const float *py = static_cast<const float *>(y.data());
+  const float *po = static_cast<const float *>(out.data());
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < kN; ++i)
+    wrong += po[i] != px[i] + py[i]; // one rounding each side: exact
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("cli run: --json prints one document with the keys of CLI.md") {
+  const VectorAddRun run;
+  const CliRun r = kiln_run(run.args("", {"--json"}));
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  const nlohmann::json j = nlohmann::json::parse(r.out); // throws, failing the case, if not JSON
+  REQUIRE(j.is_object());
+  for (const char *key :
+       {"kernel", "key", "source", "compile_ms", "stages_ms", "launch_us", "outputs"})
+    CHECK_MESSAGE(j.contains(key), "missing key " << key);
+  CHECK(j["kernel"].get<std::string>().starts_with("add_kernel("));
+  CHECK(j["key"].get<std::string>().size() == 64);
+  const std::string source = j["source"].get<std::string>();
+  CHECK((source == "compiled" || source == "memory" || source == "disk" || source == "remote"));
+  CHECK(j["compile_ms"].is_number());
+  CHECK(j["stages_ms"].is_object());
+  CHECK(j["launch_us"].is_number());
+  REQUIRE(j["outputs"].is_array());
+  REQUIRE(j["outputs"].size() == 1);
+  CHECK(j["outputs"][0]["name"] == "out_ptr");
+  CHECK(j["outputs"][0]["path"] == run.out);
+  CHECK(j["outputs"][0]["dtype"] == "f32");
+  CHECK(j["outputs"][0]["shape"] == nlohmann::json::array({kN}));
+  CHECK(fs::exists(run.out));
+}
+
+TEST_CASE("cli run: a kernel file with a syntax error shows file:line:col, the line and a caret") {
+  const VectorAddRun run;
+  const std::string bad = run.dir.file("bad.py");
+  std::ofstream(bad) << "import triton\n"
+                        "import triton.language as tl\n"
+                        "\n"
+                        "@triton.jit\n"
+                        "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):\n"
+                        "    offs = tl.arange(0, BLOCK\n"
+                        "    tl.store(out_ptr + offs, 0.0)\n";
+  std::vector<std::string> args = run.args();
+  args[0] = bad;
+  const CliRun r = kiln_run(args);
+  check_failed(r, 1, {bad, "does not compile"}, run.out);
+  CHECK(r.first_line() == "error: " + bad + " does not compile");
+  // The detail: file:line:col: message, the source line, a caret under col 21.
+  const std::string detail = r.err.substr(r.err.find('\n') + 1);
+  CHECK(detail.starts_with(bad + ":6:21: "));
+  CHECK(contains(detail, "'(' was never closed"));
+  CHECK(contains(detail, "\n        offs = tl.arange(0, BLOCK\n"
+                         "                        ^\n"));
+}
+
+TEST_CASE("cli run: an unknown kernel name lists the file's functions") {
+  const VectorAddRun run;
+  const CliRun r = kiln_run(run.args("", {}, "add_kernal"));
+  check_failed(r, 1, {"'add_kernal'", "add_kernel, axpy_kernel, empty_kernel"}, run.out);
+  CHECK(r.err == "error: no @triton.jit function named 'add_kernal' in " + kVectorAdd +
+                     "; it defines: add_kernel, axpy_kernel, empty_kernel\n");
+}
+
+TEST_CASE("cli run: a missing argument names the parameter") {
+  const VectorAddRun run;
+  const CliRun r = kiln_run(run.args("n="));
+  check_failed(r, 1, {"add_kernel", "missing", "'n'"}, run.out);
+}
+
+TEST_CASE("cli run: an extra argument names it") {
+  const VectorAddRun run;
+  const CliRun r = kiln_run(run.args("", {"bogus=3"}));
+  check_failed(r, 1, {"bogus", "add_kernel"}, run.out);
+}
+
+TEST_CASE("cli run: a bad .npy file is an error naming the file") {
+  const VectorAddRun run;
+  const std::string good = kiln::cli::npy_descr(DType::f32); // "<f4"
+  const std::string path = run.dir.file("bad.npy");
+  const std::string header_f =
+      "{'descr': '" + good + "', 'fortran_order': True, 'shape': (10007,), }";
+  const std::string header_c =
+      "{'descr': '" + good + "', 'fortran_order': False, 'shape': (10007,), }";
+  /// A version 1.0 file: magic, version, header length, header, data.
+  auto npy = [](const std::string &dict, std::size_t data_bytes) {
+    std::string h = dict;
+    while ((10 + h.size() + 1) % 64 != 0)
+      h += ' ';
+    h += '\n';
+    std::string s = std::string("\x93NUMPY\x01\x00", 8);
+    s += static_cast<char>(h.size() & 0xFF);
+    s += static_cast<char>(h.size() >> 8);
+    return s + h + std::string(data_bytes, '\0');
+  };
+  struct Case {
+    const char *what;
+    std::string bytes;
+    const char *word; ///< what the sentence must say beyond the file name
+  };
+  const Case cases[] = {
+      {"bad magic", "PK\x03\x04 this is a zip file", "not a NumPy .npy file"},
+      {"truncated data", npy(header_c, 4 * kN - 12), "truncated"},
+      {"fortran order", npy(header_f, 4 * kN), "Fortran"},
+      {"empty file", "", "npy"},
+  };
+  for (const Case &c : cases) {
+    CAPTURE(c.what);
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << c.bytes;
+    std::vector<std::string> args = run.args("x_ptr=");
+    args.insert(args.begin() + 4, "x_ptr=@" + path);
+    const CliRun r = kiln_run(args);
+    check_failed(r, 1, {path, c.word}, run.out);
+  }
+}
+
+TEST_CASE("cli run: a nonexistent kernel file or .npy file exits 1 naming it") {
+  const VectorAddRun run;
+  std::vector<std::string> args = run.args();
+  args[0] = run.dir.file("no_such_kernel.py");
+  check_failed(kiln_run(args), 1, {args[0], "cannot read"}, run.out);
+
+  const std::string missing = run.dir.file("missing.npy");
+  args = run.args("y_ptr=");
+  args.insert(args.begin() + 4, "y_ptr=@" + missing);
+  check_failed(kiln_run(args), 1, {missing, "cannot open"}, run.out);
+}
+
+TEST_CASE("cli run: a bad --grid is a usage error (exit 2)") {
+  const VectorAddRun run;
+  for (const char *grid : {"x", "", "1,2,3,4", "-1", "4,,8", "10.5", "99999999999"}) {
+    CAPTURE(grid);
+    std::vector<std::string> args = run.args();
+    args[3] = grid;
+    const CliRun r = kiln_run(args);
+    check_failed(r, 2, {"--grid", "is not 1 to 3 non-negative integers"}, run.out);
+    CHECK(contains(r.err, "run 'kiln run --help'"));
+  }
+}

@@ -1,0 +1,609 @@
+// Compile errors a user can cause, one test case each, through the public
+// API: a kernel from a string (Module::from_string), compiled for the CPU by
+// Kernel::warmup with mock pointers. Each case checks what shared/DESIGN.md
+// section 6 promises: the line and column, a message that says what went
+// wrong and how to fix it, and a what() that shows the source line with a
+// caret under the column.
+//
+// Syntax and module-level errors are reported when the file is loaded
+// (from_string throws); the rest when a kernel is compiled (warmup throws,
+// from_string does not). load_error and compile_error check which.
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <kiln/kiln.hpp>
+
+namespace {
+
+const char *const kHeader = "import triton\nimport triton.language as tl\n\n";
+
+/// The CompileError that loading `body` (after kHeader) throws. Fails the
+/// test case when loading succeeds.
+kiln::CompileError load_error(const std::string &body) {
+  try {
+    kiln::Module::from_string(kHeader + body, "k.py");
+  } catch (const kiln::CompileError &e) {
+    return e;
+  }
+  FAIL("loading did not throw a CompileError:\n" << body);
+  throw; // unreachable: FAIL throws
+}
+
+/// The CompileError that compiling kernel `k` of `body` (after kHeader)
+/// for `args` throws. Fails the test case when loading throws (the error
+/// must come from the compile) or when the compile succeeds.
+kiln::CompileError compile_error(const std::string &body, std::vector<kiln::Arg> args) {
+  std::optional<kiln::Module> module;
+  try {
+    module = kiln::Module::from_string(kHeader + body, "k.py");
+  } catch (const kiln::CompileError &e) {
+    FAIL("loading threw, but the error belongs to the compile: " << e.what());
+  }
+  try {
+    module->kernel("k").warmup(args);
+  } catch (const kiln::CompileError &e) {
+    return e;
+  }
+  FAIL("compiling k did not throw a CompileError:\n" << body);
+  throw; // unreachable: FAIL throws
+}
+
+/// The common kernel signature `k(x_ptr, n)`: a mock f32 pointer and an
+/// int that specializes as i32 (not 1, which would be a constexpr).
+std::vector<kiln::Arg> ptr_and_n() {
+  return {kiln::Arg::mock(kiln::DType::f32), kiln::Arg(7)};
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+/// what() is "k.py:LINE:COL: message", the source line, and a caret under COL.
+void check_display(const kiln::CompileError &e, const std::string &source_line) {
+  const std::string want = "k.py:" + std::to_string(e.line()) + ":" + std::to_string(e.col()) +
+                           ": " + e.message() + "\n    " + source_line + "\n    " +
+                           std::string(e.col() - 1, ' ') + "^";
+  CHECK(std::string(e.what()) == want);
+  CHECK(e.file() == "k.py");
+}
+
+// Line numbers below count kHeader's three lines: a body's first line is 4.
+
+} // namespace
+
+// ---- unsupported constructs ----
+
+TEST_CASE("compile errors: a 'with' statement is refused at load, at its keyword") {
+  const kiln::CompileError e = load_error("@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    with open(x_ptr) as f:\n"
+                                          "        pass\n");
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 5);
+  CHECK(contains(e.message(), "'with' statements are not supported"));
+  CHECK(contains(e.message(), "without 'with'"));
+  check_display(e, "    with open(x_ptr) as f:");
+}
+
+TEST_CASE("compile errors: a lambda is refused at load and points at a jit function instead") {
+  const kiln::CompileError e = load_error("@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    f = lambda a: a + 1\n");
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 9);
+  CHECK(contains(e.message(), "lambda expressions are not supported"));
+  CHECK(contains(e.message(), "@triton.jit function"));
+  check_display(e, "    f = lambda a: a + 1");
+}
+
+TEST_CASE("compile errors: a module-level class is refused at load") {
+  const kiln::CompileError e = load_error("class Config:\n"
+                                          "    BLOCK = 128\n"
+                                          "\n"
+                                          "@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    pass\n");
+  CHECK(e.line() == 4);
+  CHECK(e.col() == 1);
+  CHECK(contains(e.message(), "'class' statements are not supported"));
+  CHECK(contains(e.message(), "tl.constexpr(...)"));
+  check_display(e, "class Config:");
+}
+
+TEST_CASE("compile errors: 'break' is refused when compiling and suggests a while loop") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    for i in range(n):\n"
+                                             "        break\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 7);
+  CHECK(e.col() == 9);
+  CHECK(contains(e.message(), "'break' is not supported"));
+  CHECK(contains(e.message(), "while loop"));
+  check_display(e, "        break");
+}
+
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.join) says so at the call") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    a = tl.arange(0, 16)\n"
+                                             "    b = tl.join(a, a)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 7);
+  CHECK(e.col() == 12); // `join`, the call's name
+  CHECK(e.message() ==
+        "tl.join is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.join(a, a)");
+}
+
+TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.laod(x_ptr)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 12);
+  CHECK(e.message() == "tl.laod is not a builtin kiln knows; did you mean tl.load?");
+  check_display(e, "    x = tl.laod(x_ptr)");
+}
+
+// ---- types that must agree ----
+
+TEST_CASE("compile errors: a float literal in one branch and a block in the other") {
+  // The literal is reported as what it is (f32), not as the i32 it would
+  // have been converted to for the merge.
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    if n > 0:\n"
+                                             "        x = 1.0\n"
+                                             "    else:\n"
+                                             "        x = tl.arange(0, 16)\n"
+                                             "    tl.store(x_ptr + tl.arange(0, 16), x)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 5);
+  CHECK(contains(e.message(), "variable 'x' is f32 in the then-branch but <16xi32> in the "
+                              "else-branch of this runtime if"));
+  CHECK(contains(e.message(), "same type"));
+  CHECK(contains(e.message(), "tl.full(shape, value, dtype)"));
+  check_display(e, "    if n > 0:");
+}
+
+TEST_CASE("compile errors: an int block in one branch and a float block in the other") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.zeros((16,), tl.float32)\n"
+                                             "    if n > 0:\n"
+                                             "        x = tl.arange(0, 16)\n"
+                                             "    tl.store(x_ptr + tl.arange(0, 16), x)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 7);
+  CHECK(e.col() == 5);
+  CHECK(e.message() == "variable 'x' is <16xi32> in the then-branch but <16xf32> in the "
+                       "else-branch of this runtime if; both branches must give it the same "
+                       "type: convert one with .to(tl.float32)");
+  check_display(e, "    if n > 0:");
+}
+
+TEST_CASE("compile errors: a loop-carried variable that changes type") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    acc = 0\n"
+                                             "    for i in range(n):\n"
+                                             "        acc = acc + 1.5\n"
+                                             "    tl.store(x_ptr, acc)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 7);
+  CHECK(e.col() == 5);
+  CHECK(e.message() == "variable 'acc' is i32 when the loop starts but f32 at the end of an "
+                       "iteration; a loop-carried variable must keep its type, so give it its "
+                       "final type before the loop (e.g. 0.0 or x.to(tl.float32)) or convert "
+                       "the new value with .to(tl.int32)");
+  check_display(e, "    for i in range(n):");
+}
+
+TEST_CASE("compile errors: a loop-carried block that changes dtype, in a while loop") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    acc = tl.zeros((16,), tl.int32)\n"
+                                             "    i = 0\n"
+                                             "    while i < n:\n"
+                                             "        acc = acc.to(tl.float16)\n"
+                                             "        i += 1\n"
+                                             "    tl.store(x_ptr + tl.arange(0, 16), acc)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(e.col() == 5);
+  CHECK(contains(e.message(), "variable 'acc' is <16xi32> when the loop starts but <16xf16> "
+                              "at the end of an iteration"));
+  CHECK(contains(e.message(), "tl.zeros(shape, tl.float16)"));
+  check_display(e, "    while i < n:");
+}
+
+TEST_CASE("compile errors: a name assigned in one branch only is not defined after the if") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    if n > 0:\n"
+                                             "        y = 2.0\n"
+                                             "    tl.store(x_ptr, y)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(e.col() == 21);
+  CHECK(e.message() == "name 'y' is not defined here: it is assigned only in the then-branch "
+                       "of the runtime if on line 6, so it does not exist after the if; assign "
+                       "it before the if or in both branches");
+  check_display(e, "    tl.store(x_ptr, y)");
+}
+
+TEST_CASE("compile errors: a name assigned only inside a loop is not defined after it") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    for i in range(n):\n"
+                                             "        last = i\n"
+                                             "    tl.store(x_ptr, last)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(e.col() == 21);
+  CHECK(contains(e.message(), "name 'last' is not defined here: it is assigned only inside the "
+                              "for loop on line 6"));
+  CHECK(contains(e.message(), "assign it before the loop"));
+}
+
+// ---- globals ----
+
+TEST_CASE("compile errors: a plain module-level global read in a kernel") {
+  // Loading accepts the global: only a kernel that reads it is wrong.
+  const kiln::CompileError e = compile_error("N = 128\n"
+                                             "\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    offs = tl.arange(0, N)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(e.col() == 25);
+  CHECK(e.message() == "cannot access global variable 'N' from within a @jit function: kernels "
+                       "can only read globals made with tl.constexpr(...), e.g. `N = "
+                       "tl.constexpr(128)` (annotating it as `N: tl.constexpr = ...` is not "
+                       "enough)");
+  check_display(e, "    offs = tl.arange(0, N)");
+}
+
+TEST_CASE("compile errors: a global annotated tl.constexpr is still not readable") {
+  const kiln::CompileError e = compile_error("N: tl.constexpr = 64\n"
+                                             "\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    offs = tl.arange(0, N)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(e.col() == 25);
+  CHECK(contains(e.message(), "cannot access global variable 'N'"));
+  CHECK(contains(e.message(), "`N = tl.constexpr(64)`"));
+}
+
+// ---- blocks ----
+
+TEST_CASE("compile errors: an arange whose length is not a power of two") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    offs = tl.arange(0, 10)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 15);
+  CHECK(e.message() == "tl.arange's range must be a power of two, got 10 (end - start); round it "
+                       "up to a power of two and mask off the extra elements (e.g. mask = offs "
+                       "< n)");
+  check_display(e, "    offs = tl.arange(0, 10)");
+}
+
+TEST_CASE("compile errors: adding blocks of 16 and 32 elements") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    a = tl.arange(0, 16) + tl.arange(0, 32)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 26); // the '+'
+  CHECK(e.message() == "cannot broadcast shapes <16xi32> and <32xi32>: dimension 0 is 16 against "
+                       "32; each dimension must be equal or 1 (insert a dimension of 1 with "
+                       "x[:, None] or x[None, :])");
+  check_display(e, "    a = tl.arange(0, 16) + tl.arange(0, 32)");
+}
+
+// ---- builtin arguments ----
+
+TEST_CASE("compile errors: a builtin missing an argument") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    a = tl.arange(0)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 12);
+  CHECK(e.message() == "tl.arange is missing its argument 'end'");
+  check_display(e, "    a = tl.arange(0)");
+}
+
+TEST_CASE("compile errors: a builtin given too many arguments, at the first extra one") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    a = tl.arange(0, 16, 2)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 26);
+  CHECK(e.message() == "tl.arange takes 2 arguments but 3 were given; it is tl.arange(start, end)");
+  check_display(e, "    a = tl.arange(0, 16, 2)");
+
+  const kiln::CompileError one = compile_error("@triton.jit\n"
+                                               "def k(x_ptr, n):\n"
+                                               "    pid = tl.program_id(0, 1)\n",
+                                               ptr_and_n());
+  CHECK(one.col() == 28);
+  CHECK(one.message() ==
+        "tl.program_id takes 1 argument but 2 were given; it is tl.program_id(axis)");
+}
+
+TEST_CASE("compile errors: a builtin given an unknown or a repeated keyword") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.load(x_ptr, msk=n > 0)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 24); // the keyword
+  CHECK(contains(e.message(), "tl.load has no parameter 'msk'; it is tl.load(pointer, mask, "));
+  check_display(e, "    x = tl.load(x_ptr, msk=n > 0)");
+
+  const kiln::CompileError twice = compile_error("@triton.jit\n"
+                                                 "def k(x_ptr, n):\n"
+                                                 "    x = tl.load(x_ptr, n > 0, mask=n > 1)\n",
+                                                 ptr_and_n());
+  CHECK(twice.col() == 31);
+  CHECK(twice.message() == "tl.load got two values for 'mask' (by position and by keyword)");
+
+  // A method call counts its receiver as the first argument.
+  const kiln::CompileError method = compile_error("@triton.jit\n"
+                                                  "def k(x_ptr, n):\n"
+                                                  "    y = n.to(tl.float32, None, False, 3)\n",
+                                                  ptr_and_n());
+  CHECK(method.col() == 39);
+  CHECK(contains(method.message(), "tl.cast takes 4 arguments but 5 were given"));
+}
+
+TEST_CASE("compile errors: a runtime value where tl.arange needs a constexpr") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    offs = tl.arange(0, n)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 25); // the argument
+  CHECK(e.message() == "tl.arange's end must be a compile-time integer, but 'n' is a runtime "
+                       "value; declare the parameter as `n: tl.constexpr` (or use a literal)");
+  check_display(e, "    offs = tl.arange(0, n)");
+
+  const kiln::CompileError expr = compile_error("@triton.jit\n"
+                                                "def k(x_ptr, n):\n"
+                                                "    offs = tl.arange(0, n * 2)\n",
+                                                ptr_and_n());
+  CHECK(expr.col() == 27); // the '*'
+  CHECK(expr.message() == "tl.arange's end must be a compile-time integer, not a runtime i32; "
+                          "use a literal or a tl.constexpr parameter");
+}
+
+// ---- functions ----
+
+TEST_CASE("compile errors: a block passed to a noinline function") {
+  const kiln::CompileError e = compile_error("@triton.jit(noinline=True)\n"
+                                             "def f(a):\n"
+                                             "    return a + 1\n"
+                                             "\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    b = f(tl.arange(0, 16))\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 10);
+  CHECK(e.col() == 9);
+  CHECK(e.message() == "argument 'a' of the noinline function 'f' is a block <16xi32>; noinline "
+                       "functions take and return scalars (as in Triton): pass scalars, or "
+                       "remove noinline=True from 'f' to inline it");
+  check_display(e, "    b = f(tl.arange(0, 16))");
+}
+
+TEST_CASE("compile errors: a noinline function returning a block, at its return") {
+  const kiln::CompileError e = compile_error("@triton.jit(noinline=True)\n"
+                                             "def f(a):\n"
+                                             "    return tl.full((16,), a, tl.float32)\n"
+                                             "\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    b = f(n)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 5);
+  CHECK(contains(e.message(), "the noinline function 'f' returns a block <16xf32>"));
+  CHECK(contains(e.message(), "remove noinline=True"));
+  check_display(e, "    return tl.full((16,), a, tl.float32)");
+}
+
+TEST_CASE("compile errors: an undefined name") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    b = foo + 1\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 9);
+  CHECK(e.message() == "name 'foo' is not defined; assign it before this line, make it a "
+                       "parameter of 'k', or define it at module level (NAME = "
+                       "tl.constexpr(...) or a @triton.jit function)");
+  check_display(e, "    b = foo + 1");
+}
+
+TEST_CASE("compile errors: 'tl' without its import names the import") {
+  std::optional<kiln::Module> m;
+  REQUIRE_NOTHROW(m = kiln::Module::from_string("import triton\n"
+                                                "\n"
+                                                "@triton.jit\n"
+                                                "def k(x_ptr, n):\n"
+                                                "    pid = tl.program_id(0)\n",
+                                                "k.py"));
+  try {
+    m->kernel("k").warmup(ptr_and_n());
+    FAIL("compiling k did not throw");
+  } catch (const kiln::CompileError &e) {
+    CHECK(e.line() == 5);
+    CHECK(e.col() == 11);
+    CHECK(e.message() == "name 'tl' is not defined; add `import triton` and `import "
+                         "triton.language as tl` at the top of the file");
+  }
+}
+
+// ---- module level (reported at load) ----
+
+TEST_CASE("compile errors: importing something other than triton or math") {
+  const kiln::CompileError e = load_error("import numpy as np\n"
+                                          "\n"
+                                          "@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    pass\n");
+  CHECK(e.line() == 4);
+  CHECK(e.col() == 1);
+  CHECK(e.message() == "kernel files may import only triton, triton.language and math, not "
+                       "'numpy'; remove the import (kernels cannot call other Python modules)");
+  check_display(e, "import numpy as np");
+
+  const kiln::CompileError from = load_error("from torch import nn\n");
+  CHECK(from.line() == 4);
+  CHECK(contains(from.message(), "'from torch import nn' is not supported"));
+  CHECK(contains(from.message(), "remove the import"));
+}
+
+TEST_CASE("compile errors: a module-level function without @triton.jit") {
+  const kiln::CompileError e = load_error("def helper(a):\n"
+                                          "    return a\n"
+                                          "\n"
+                                          "@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    pass\n");
+  CHECK(e.line() == 4);
+  CHECK(e.col() == 1);
+  CHECK(e.message() == "module-level function 'helper' must be decorated with @triton.jit");
+  check_display(e, "def helper(a):");
+}
+
+TEST_CASE("compile errors: a syntax error throws at load, a type error only at compile") {
+  // Syntax: from_string throws; nothing can be compiled.
+  const kiln::CompileError syntax = load_error("@triton.jit\n"
+                                               "def k(x_ptr, n):\n"
+                                               "    y = (n +\n");
+  CHECK(syntax.line() == 6);
+  CHECK(syntax.col() == 9);
+  CHECK(syntax.message() == "'(' was never closed");
+  check_display(syntax, "    y = (n +");
+
+  // Semantics: the file loads, its other kernels compile, and only the
+  // broken one throws, each time it is compiled.
+  const std::string src = std::string(kHeader) + "@triton.jit\n"
+                                                 "def good(x_ptr, n):\n"
+                                                 "    tl.store(x_ptr, n)\n"
+                                                 "\n"
+                                                 "@triton.jit\n"
+                                                 "def k(x_ptr, n):\n"
+                                                 "    tl.store(x_ptr, undefined_name)\n";
+  std::optional<kiln::Module> m;
+  REQUIRE_NOTHROW(m = kiln::Module::from_string(src, "k.py"));
+  CHECK_NOTHROW(m->kernel("good").warmup(ptr_and_n()));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      m->kernel("k").warmup(ptr_and_n());
+      FAIL("compiling k did not throw");
+    } catch (const kiln::CompileError &e) {
+      CHECK(e.line() == 10);
+      CHECK(e.col() == 21);
+      CHECK(contains(e.message(), "name 'undefined_name' is not defined"));
+    }
+  }
+}
+
+TEST_CASE(
+    "compile errors: a type error inside a jit function of another file points into that file") {
+  const kiln::Module lib =
+      kiln::Module::from_string(std::string(kHeader) + "@triton.jit\n"
+                                                       "def widen(x):\n"
+                                                       "    return x + tl.arange(0, 32)\n",
+                                "lib.py");
+  const kiln::Module main =
+      kiln::Module::from_string(std::string(kHeader) + "@triton.jit\n"
+                                                       "def k(x_ptr, n, ACT: tl.constexpr):\n"
+                                                       "    y = ACT(tl.arange(0, 16))\n",
+                                "k.py");
+  std::vector<kiln::Arg> args = ptr_and_n();
+  const kiln::Kernel widen = lib.kernel("widen");
+  args.push_back(kiln::arg("ACT", widen));
+  try {
+    main.kernel("k").warmup(args);
+    FAIL("compiling k did not throw");
+  } catch (const kiln::CompileError &e) {
+    CHECK(e.file() == "lib.py");
+    CHECK(e.line() == 6);
+    CHECK(e.col() == 14);
+    CHECK(contains(e.what(), "\n        return x + tl.arange(0, 32)\n"));
+  }
+}
+
+TEST_CASE(
+    "compile errors: a '*' after an operator is a missing operand, not a starred expression") {
+  const kiln::CompileError e = load_error("@triton.jit\n"
+                                          "def k(x_ptr, n):\n"
+                                          "    y = n + * 2\n");
+  CHECK(e.line() == 6);
+  CHECK(e.col() == 13);
+  CHECK(e.message() == "expected an expression after '+', found '*'");
+  check_display(e, "    y = n + * 2");
+  // Where Python would take a starred expression, kiln says it has none.
+  CHECK(load_error("@triton.jit\n"
+                   "def k(x_ptr, n):\n"
+                   "    a, *b = n, n\n")
+            .message() == "starred expressions ('*x') are not supported");
+}
+
+TEST_CASE("compile errors: a missing argument of a jit function names it and the callee") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def add(a, b):\n"
+                                             "    return a + b\n"
+                                             "\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    tl.store(x_ptr, add(n))\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 10);
+  CHECK(e.col() == 21);
+  CHECK(e.message() == "missing argument 'b' in the call to 'add'");
+  check_display(e, "    tl.store(x_ptr, add(n))");
+}
+
+TEST_CASE("compile errors: a literal in one branch does not adopt the other branch's type (as in Triton)") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    if n > 0:\n"
+                                             "        x = 1.5\n"
+                                             "    else:\n"
+                                             "        x = n\n"
+                                             "    tl.store(x_ptr, x)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(contains(e.message(), "f32 in the then-branch but i32 in the else-branch"));
+}
+
+TEST_CASE("compile errors: the same constant in both branches stays bound after the if") {
+  kiln::Module m = kiln::Module::from_string(std::string(kHeader) + "@triton.jit\n"
+                                                                    "def k(x_ptr, n):\n"
+                                                                    "    if n > 0:\n"
+                                                                    "        x = 2\n"
+                                                                    "    else:\n"
+                                                                    "        x = 2\n"
+                                                                    "    tl.store(x_ptr, x + 0.5)\n",
+                                             "k.py");
+  float out = 0;
+  m.kernel("k")[{1}](&out, 7);
+  CHECK(out == 2.5f);
+}

@@ -1,0 +1,765 @@
+// `kiln bench [compile|launch|warmup|all] [--json]` (shared/CLI.md).
+//
+// Three sections, each a fixed workload timed several times and reported as
+// medians, with min and max under a sibling "spread" key:
+//   compile  per shared kernel, one representative specialization:
+//            cold_ms, compile + load in a fresh process with no cache (this
+//            binary re-executed with the hidden __bench-cold subcommand, so
+//            LLVM and the runtime start from nothing, as in a user's first
+//            launch); memory_hit_us, warmup() of it once compiled;
+//            disk_hit_ms, null until there is a disk cache.
+//   launch   dispatch_ns_*: the launch path on a memory hit with the driver
+//            call left out (LaunchSpec::dispatch_only); launch_us: a real
+//            launch of empty_kernel on one program; raw_launch_us: null on cpu.
+//   warmup   the 40 specs of bench/warmup40.jsonl compiled in-process on 1
+//            thread and on all cores (a tbb::parallel_for under a
+//            tbb::global_control, until there is a compile pool).
+#include "tools/kiln/bench_command.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cassert>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/info.h>
+#include <tbb/parallel_for.h>
+#include <tbb/partitioner.h>
+
+#include "kiln/arg.hpp"
+#include "kiln/error.hpp"
+#include "kiln/kernel.hpp"
+#include "kiln/module.hpp"
+#include "runtime/jit_function.hpp"
+#include "runtime/spec_args.hpp"
+#include "tools/kiln/cli_common.hpp"
+
+extern char **environ; // POSIX: the environment posix_spawn passes on
+
+namespace kiln::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Json = nlohmann::ordered_json; // keys in CLI.md's order
+
+/// The hidden subcommand `bench compile` runs in a child process.
+constexpr const char *kColdCommand = "__bench-cold";
+
+// Sample sizes. Cold compiles cost a process each (tens of ms), hence few;
+// in-process calls take 0.1 to a few µs, so they are timed in batches that
+// amortise the clock reads, and the batch means are the samples.
+constexpr int kColdRuns = 5;
+constexpr int kHitBatches = 50, kHitCalls = 1000;            // 50k warmup() hits per kernel
+constexpr int kDispatchBatches = 100, kDispatchCalls = 2000; // 200k dispatches
+constexpr int kLaunchBatches = 50, kLaunchCalls = 200;       // 10k launches
+constexpr int kWarmupRuns = 3;                               // per thread count
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+/// The median of a sample and its extremes.
+struct Summary {
+  double median = 0, min = 0, max = 0;
+};
+
+Summary summarize(std::vector<double> v) {
+  assert(!v.empty());
+  std::sort(v.begin(), v.end());
+  const std::size_t mid = v.size() / 2;
+  return {v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2, v.front(), v.back()};
+}
+
+/// Times `batches` batches of `calls` calls of `fn`; returns the mean time
+/// per call of each batch, in the unit of `Period` (std::nano, std::micro).
+template <class Period, class F> std::vector<double> time_per_call(int batches, int calls, F &&fn) {
+  std::vector<double> out;
+  out.reserve(static_cast<std::size_t>(batches));
+  for (int b = 0; b < batches; ++b) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < calls; ++i)
+      fn();
+    out.push_back(std::chrono::duration<double, Period>(Clock::now() - t0).count() / calls);
+  }
+  return out;
+}
+
+/// `v` rounded to `decimals` places: the JSON carries no false precision.
+double rounded(double v, int decimals) {
+  const double scale = std::pow(10.0, decimals);
+  return std::round(v * scale) / scale;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+/// "12.3 (11.9-13.0)": a median with its spread, for the human report.
+std::string with_spread(const Summary &s, int decimals) {
+  return fixed(s.median, decimals) + " (" + fixed(s.min, decimals) + "-" + fixed(s.max, decimals) +
+         ")";
+}
+
+Json spread_json(const Summary &s, int decimals) {
+  return Json::array({rounded(s.min, decimals), rounded(s.max, decimals)});
+}
+
+// ---- the fixed workloads -------------------------------------------------------
+
+/// One representative specialization of a shared kernel: the arguments of
+/// its case in scripts/kernel-cases, so the integer specializations (16-
+/// divisible or not, equal to 1) are the realistic ones. Pointers are
+/// Arg::mock, which warmup never dereferences.
+struct Workload {
+  const char *file; ///< under <shared>/kernels
+  const char *kernel;
+  std::vector<Arg> args; ///< all by name; the names are string literals
+};
+
+Arg mock(const char *name, DType t) {
+  return arg(name, Arg::mock(t));
+}
+
+std::vector<Workload> compile_workloads() {
+  using enum DType;
+  return {
+      {"vector_add.py",
+       "add_kernel",
+       {mock("x_ptr", f32), mock("y_ptr", f32), mock("out_ptr", f32), arg("n", 10007),
+        arg("BLOCK", 1024)}},
+      {"softmax.py",
+       "softmax_kernel",
+       {mock("out_ptr", f32), mock("in_ptr", f32), arg("in_stride", 781), arg("out_stride", 781),
+        arg("n_cols", 781), arg("BLOCK", 1024)}},
+      {"layernorm.py",
+       "layernorm_fwd",
+       {mock("x_ptr", f32), mock("y_ptr", f32), mock("w_ptr", f32), mock("b_ptr", f32),
+        mock("mean_ptr", f32), mock("rstd_ptr", f32), arg("stride", 3001), arg("n_cols", 3001),
+        arg("eps", 1e-5), arg("BLOCK", 512)}},
+      {"matmul.py",
+       "matmul_kernel",
+       {mock("a_ptr", f16), mock("b_ptr", f16), mock("c_ptr", f16), arg("M", 100), arg("N", 130),
+        arg("K", 70), arg("stride_am", 70), arg("stride_ak", 1), arg("stride_bk", 130),
+        arg("stride_bn", 1), arg("stride_cm", 130), arg("stride_cn", 1), arg("BM", 32),
+        arg("BN", 32), arg("BK", 32)}},
+      {"reductions.py",
+       "reduce_rows",
+       {mock("x_ptr", f32), mock("sum_ptr", f32), mock("max_ptr", f32), mock("argmin_ptr", i32),
+        arg("M", 50), arg("N", 60), arg("stride", 60), arg("BM", 16), arg("BN", 64)}},
+      {"reductions.py",
+       "prefix_sum",
+       {mock("x_ptr", i32), mock("out_ptr", i32), arg("n", 1000), arg("BLOCK", 1024)}},
+      {"atomics.py",
+       "histogram",
+       {mock("x_ptr", i32), mock("hist_ptr", i32), arg("n", 5000), arg("n_bins", 32),
+        arg("BLOCK", 512)}},
+      {"composition.py",
+       "normalize",
+       {mock("x_ptr", f32), mock("out_ptr", f32), arg("n", 700), arg("BLOCK", 1024)}},
+      {"control_flow.py",
+       "collatz_steps",
+       {mock("x_ptr", i32), mock("out_ptr", i32), arg("n", 8), arg("BLOCK", 1)}},
+      {"control_flow.py",
+       "poly",
+       {mock("x_ptr", f32), mock("out_ptr", f32), arg("n", 300), arg("DEGREE", 4),
+        arg("BLOCK", 256)}},
+      {"dtypes.py",
+       "convert",
+       {mock("x_ptr", f32), mock("h_ptr", f16), mock("b_ptr", bf16), arg("n", 999),
+        arg("BLOCK", 256)}},
+      {"dtypes.py",
+       "int_ops",
+       {mock("a_ptr", i32), mock("b_ptr", i32), mock("q_ptr", i32), mock("r_ptr", i32),
+        mock("s_ptr", i32), arg("n", 999), arg("BLOCK", 256)}},
+  };
+}
+
+std::string kernel_file(const std::string &shared, const char *file) {
+  return (fs::path(shared) / "kernels" / file).string();
+}
+
+/// A kernel with 16 runtime parameters (12 pointers, 4 ints) and nothing
+/// to do, for the dispatch cost per argument. BLOCK is passed by name as in
+/// the 4-argument case, so the two differ only in the 12 extra arguments.
+constexpr const char *kArgs16Source = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def args16_kernel(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, n0, n1, n2, n3,
+                  BLOCK: tl.constexpr):
+    pass
+)";
+
+// ---- running this binary again -------------------------------------------------
+
+/// A fresh directory under the system temp dir, removed with its contents
+/// on destruction: the cold runs' cache, so none sees another's binaries.
+class TempDir {
+public:
+  TempDir() {
+    std::string templ = (fs::temp_directory_path() / "kiln-bench-XXXXXX").string();
+    if (::mkdtemp(templ.data()) == nullptr)
+      throw RuntimeError("cannot create a temporary cache directory in " +
+                         fs::temp_directory_path().string() + ": " + std::strerror(errno));
+    path_ = templ;
+  }
+  ~TempDir() {
+    std::error_code ignored; // a leftover temp dir is not worth failing the bench
+    fs::remove_all(path_, ignored);
+  }
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return path_; }
+
+private:
+  std::string path_;
+};
+
+/// Runs this binary (/proc/self/exe) with `args` (args[0] is its argv[0])
+/// and our environment with `env` ("NAME=value") replacing or adding
+/// entries, and returns its stdout. Its stderr is ours, so a child that
+/// fails explains itself there. Throws RuntimeError when it fails.
+std::string run_self(const std::vector<std::string> &args, const std::vector<std::string> &env) {
+  std::vector<char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
+  argv.push_back(nullptr);
+
+  std::vector<char *> envp;
+  for (char **e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('='));
+    const bool replaced = std::any_of(env.begin(), env.end(), [&](const std::string &x) {
+      return x.size() > name.size() && x.compare(0, name.size(), name) == 0 &&
+             x[name.size()] == '=';
+    });
+    if (!replaced)
+      envp.push_back(*e);
+  }
+  for (const std::string &e : env)
+    envp.push_back(const_cast<char *>(e.c_str()));
+  envp.push_back(nullptr);
+
+  // Close-on-exec, so the only copy of the write end in the child is its
+  // stdout and the read below sees end-of-file when the child exits.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw RuntimeError(std::string("cannot create a pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  pid_t pid = 0;
+  const int err =
+      ::posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (err != 0) {
+    ::close(fds[0]);
+    throw RuntimeError(std::string("cannot run /proc/self/exe again: ") + std::strerror(err));
+  }
+
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n > 0)
+      out.append(buf, static_cast<std::size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      break;
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string command;
+    for (const std::string &a : args)
+      command.append(command.empty() ? "" : " ").append(a);
+    throw RuntimeError("'" + command + "' failed (" +
+                       (WIFEXITED(status)
+                            ? "exit status " + std::to_string(WEXITSTATUS(status))
+                            : "killed by signal " + std::to_string(WTERMSIG(status))) +
+                       ")");
+  }
+  return out;
+}
+
+// ---- compile -------------------------------------------------------------------
+
+struct CompileFigures {
+  std::string kernel;
+  Summary cold_ms;       ///< compile + load in a fresh process
+  Summary compiler_ms;   ///< of which the compiler's own stages (CompiledKernel::total_ms)
+  Summary memory_hit_us; ///< warmup() once compiled
+  std::string error;     ///< why this kernel has no figures; empty when it has
+};
+
+/// What the hidden subcommand does in the child: times loading the file and
+/// warming up the workload's specialization, from before the file is read
+/// to after the binary is loaded, so it holds all a first launch in a new
+/// process pays (parsing, the runtime's and LLVM's set-up, compile, load).
+/// Prints "<wall ms> <compiler stages ms>" on stdout.
+void run_cold(const std::string &kernel, const std::string &shared) {
+  std::vector<Workload> all = compile_workloads();
+  const auto w =
+      std::find_if(all.begin(), all.end(), [&](const Workload &x) { return kernel == x.kernel; });
+  if (w == all.end())
+    throw UsageError("'" + kernel + "' is not one of the bench's kernels");
+
+  const auto t0 = Clock::now();
+  const Module module = Module::from_file(kernel_file(shared, w->file));
+  const LaunchResult r = module.kernel(w->kernel).warmup(w->args);
+  const double wall_ms = ms_since(t0);
+  if (r.source != BinarySource::compiled || r.kernel == nullptr)
+    throw RuntimeError(kernel + ": the cold run found a cached binary (" +
+                       binary_source_name(r.source) + "), so it timed no compile");
+  std::printf("%.6f %.6f\n", wall_ms, r.kernel->total_ms());
+}
+
+/// Times one workload: its cold runs, then its memory hits in this process.
+/// The cold runs come first and double as a canary: a compile that crashes
+/// kills a child, not the bench, and its in-process part is then skipped.
+CompileFigures bench_compile_one(const Workload &w, const std::string &shared) {
+  CompileFigures f;
+  f.kernel = w.kernel;
+  std::vector<double> cold, compiler;
+  for (int i = 0; i < kColdRuns; ++i) {
+    // A fresh, empty cache directory and no reuse: when the disk cache
+    // lands, this stays a cold compile.
+    const TempDir cache;
+    const std::string out =
+        run_self({"kiln", kColdCommand, w.kernel, "--shared", shared},
+                 {"KILN_CACHE_DIR=" + cache.path(), "KILN_ALWAYS_COMPILE=1", "KILN_BACKEND=cpu"});
+    double wall_ms = 0, compiler_ms = 0;
+    if (std::sscanf(out.c_str(), "%lf %lf", &wall_ms, &compiler_ms) != 2)
+      throw RuntimeError("the cold run printed '" + out + "', not two times");
+    cold.push_back(wall_ms);
+    compiler.push_back(compiler_ms);
+  }
+  f.cold_ms = summarize(cold);
+  f.compiler_ms = summarize(compiler);
+
+  const Module module = Module::from_file(kernel_file(shared, w.file));
+  const Kernel kernel = module.kernel(w.kernel);
+  kernel.warmup(w.args); // the compile; what follows are hits
+  int misses = 0;
+  f.memory_hit_us = summarize(time_per_call<std::micro>(kHitBatches, kHitCalls, [&] {
+    misses += kernel.warmup(w.args).source != BinarySource::memory;
+  }));
+  if (misses != 0)
+    throw RuntimeError(std::to_string(misses) +
+                       " warmup() calls of a compiled specialization missed the memory cache");
+  return f;
+}
+
+/// Every workload; one that fails is reported in its `error` and the
+/// others still run, so one broken kernel does not cost the whole table.
+std::vector<CompileFigures> bench_compile(const std::string &shared) {
+  std::vector<CompileFigures> figures;
+  for (const Workload &w : compile_workloads()) {
+    try {
+      figures.push_back(bench_compile_one(w, shared));
+    } catch (const std::exception &e) {
+      CompileFigures failed;
+      failed.kernel = w.kernel;
+      failed.error = e.what();
+      figures.push_back(std::move(failed));
+    }
+  }
+  return figures;
+}
+
+// ---- launch --------------------------------------------------------------------
+
+struct LaunchFigures {
+  Summary dispatch_ns_4args, dispatch_ns_16args, launch_us;
+};
+
+/// ns per call of the launch path on a memory hit without the driver call.
+Summary dispatch_ns(const Kernel &kernel, std::span<const Arg> args, Grid grid) {
+  runtime::JitFunction &fn = *kernel.impl();
+  runtime::JitFunction::LaunchSpec spec;
+  spec.grid = grid;
+  spec.dispatch_only = true;
+  fn.run(args, spec); // compiles; the figure is of hits
+  int misses = 0;
+  Summary s = summarize(time_per_call<std::nano>(kDispatchBatches, kDispatchCalls, [&] {
+    misses += fn.run(args, spec).source != BinarySource::memory;
+  }));
+  if (misses != 0)
+    throw RuntimeError(kernel.name() +
+                       ": dispatches of a compiled specialization missed the cache");
+  return s;
+}
+
+LaunchFigures bench_launch(const std::string &shared) {
+  LaunchFigures f;
+  // Real, 16-byte aligned buffers (never read: dispatch_only stops before
+  // the driver, and empty_kernel touches nothing), so the pointers
+  // specialize as a real launch's would.
+  constexpr int32_t n = 1 << 20;
+  std::vector<float> buffer(16 * 16);
+  float *p = buffer.data();
+
+  const Module vector_add = Module::from_file(kernel_file(shared, "vector_add.py"));
+  const Kernel add = vector_add.kernel("add_kernel");
+  const Arg args4[] = {p, p + 16, p + 32, n, arg("BLOCK", 1024)};
+  f.dispatch_ns_4args = dispatch_ns(add, args4, Grid(static_cast<uint32_t>(cdiv(n, 1024))));
+
+  const Module many = Module::from_string(kArgs16Source, "<bench: args16_kernel>");
+  const Kernel args16 = many.kernel("args16_kernel");
+  const Arg args16_values[] = {
+      p,       p + 16,  p + 32,  p + 48, p + 64, p + 80, p + 96, p + 112,           p + 128,
+      p + 144, p + 160, p + 176, n,      4096,   1000,   17,     arg("BLOCK", 1024)};
+  f.dispatch_ns_16args =
+      dispatch_ns(args16, args16_values, Grid(static_cast<uint32_t>(cdiv(n, 1024))));
+
+  const Kernel empty = vector_add.kernel("empty_kernel");
+  const Arg empty_args[] = {p, n, arg("BLOCK", 1024)};
+  empty.run(empty_args, Grid(1)); // the compile
+  f.launch_us = summarize(time_per_call<std::micro>(kLaunchBatches, kLaunchCalls,
+                                                    [&] { empty.run(empty_args, Grid(1)); }));
+  return f;
+}
+
+// ---- warmup --------------------------------------------------------------------
+
+/// One line of warmup40.jsonl.
+struct WarmupSpec {
+  int line = 0;
+  std::string file; ///< resolved against the .jsonl's directory
+  std::string kernel;
+  nlohmann::json args, options;
+};
+
+std::vector<WarmupSpec> read_warmup_specs(const std::string &path) {
+  std::ifstream in(path);
+  if (!in)
+    throw RuntimeError("cannot read " + path + "; pass the shared directory with --shared DIR");
+  const fs::path dir = fs::path(path).parent_path();
+  std::vector<WarmupSpec> specs;
+  std::string text;
+  for (int line = 1; std::getline(in, text); ++line) {
+    if (text.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    try {
+      const nlohmann::json j = nlohmann::json::parse(text);
+      WarmupSpec s;
+      s.line = line;
+      s.file = (dir / j.at("file").get<std::string>()).lexically_normal().string();
+      s.kernel = j.at("kernel").get<std::string>();
+      s.args = j.at("args");
+      s.options = j.value("options", nlohmann::json());
+      specs.push_back(std::move(s));
+    } catch (const nlohmann::json::exception &e) {
+      throw RuntimeError(path + ":" + std::to_string(line) + ": not a warmup line: " + e.what());
+    }
+  }
+  return specs;
+}
+
+/// Compiles every spec once on at most `threads` threads and returns the
+/// wall time in seconds, loading of the files included (as `kiln warmup`
+/// would pay it). Every file is loaded afresh, so its caches are empty and
+/// every spec compiles; a spec that did not (two equal lines) is an error,
+/// since the time would then not be of that many compiles.
+double warmup_once(const std::vector<WarmupSpec> &specs, int threads) {
+  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
+                                  static_cast<std::size_t>(threads));
+  const auto t0 = Clock::now();
+  std::map<std::string, Module> modules; // read-only once filled: safe to share
+  for (const WarmupSpec &s : specs)
+    if (!modules.contains(s.file))
+      modules.emplace(s.file, Module::from_file(s.file));
+
+  std::atomic<std::size_t> compiled{0};
+  // Grain 1 with the simple partitioner: one task per spec, so the idle
+  // thread steals the next spec rather than waiting behind a slow chunk
+  // (the matmul specs at the end take several times as long as the rest).
+  tbb::parallel_for(
+      tbb::blocked_range<std::size_t>(0, specs.size(), 1),
+      [&](const tbb::blocked_range<std::size_t> &r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+          const WarmupSpec &s = specs[i];
+          try {
+            const Kernel kernel = modules.at(s.file).kernel(s.kernel);
+            std::deque<std::string> names; // the Args' names point into these
+            std::vector<Kernel> functions;
+            std::vector<Arg> args =
+                runtime::args_from_specs(*kernel.impl(), s.args, names, functions);
+            runtime::append_option_args(s.options, names, args);
+            if (kernel.warmup(args).source == BinarySource::compiled)
+              ++compiled;
+          } catch (const std::exception &e) {
+            throw RuntimeError("warmup40.jsonl line " + std::to_string(s.line) + ": " + e.what());
+          }
+        }
+      },
+      tbb::simple_partitioner());
+  const double wall_s = ms_since(t0) / 1000;
+  if (compiled != specs.size())
+    throw RuntimeError("only " + std::to_string(compiled.load()) + " of the " +
+                       std::to_string(specs.size()) +
+                       " warmup specs compiled; the others were cache hits");
+  return wall_s;
+}
+
+struct WarmupFigures {
+  std::size_t specs = 0;
+  std::vector<int> threads;
+  std::vector<Summary> wall_s; ///< one per entry of `threads`
+  double speedup = 0;          ///< median wall on 1 thread / on the most
+  double peak_rss_mb = 0;
+};
+
+WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
+  const std::vector<WarmupSpec> specs =
+      read_warmup_specs((fs::path(shared) / "bench" / "warmup40.jsonl").string());
+  WarmupFigures f;
+  f.specs = specs.size();
+  f.threads = max_threads > 1 ? std::vector<int>{1, max_threads} : std::vector<int>{1};
+
+  // Set up the runtime and LLVM once before timing, so that the first
+  // timed run is not also the process's first compile.
+  {
+    const Module m = Module::from_file(kernel_file(shared, "vector_add.py"));
+    m.kernel("empty_kernel")
+        .warmup(std::vector<Arg>{mock("x_ptr", DType::f32), arg("n", 16), arg("BLOCK", 16)});
+  }
+  for (int t : f.threads) {
+    std::vector<double> walls;
+    for (int run = 0; run < kWarmupRuns; ++run)
+      walls.push_back(warmup_once(specs, t));
+    f.wall_s.push_back(summarize(walls));
+  }
+  f.speedup = f.wall_s.front().median / f.wall_s.back().median;
+
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  f.peak_rss_mb = static_cast<double>(usage.ru_maxrss) / 1024; // Linux: ru_maxrss is in KiB
+  return f;
+}
+
+// ---- reports -------------------------------------------------------------------
+
+struct BenchOptions {
+  std::string section = "all";
+  std::string shared = KILN_SHARED_DIR;
+};
+
+struct Results {
+  int cpus = 0;
+  std::optional<std::vector<CompileFigures>> compile;
+  std::optional<LaunchFigures> launch;
+  std::optional<WarmupFigures> warmup;
+};
+
+Json to_json(const Results &r) {
+  Json j;
+  j["backend"] = "cpu";
+  j["machine"] = {{"cpus", r.cpus}, {"gpu", nullptr}};
+  if (r.compile) {
+    Json &c = j["compile"] = Json::object();
+    // A kernel that failed is left out rather than given made-up numbers;
+    // the failure is on stderr and in the exit status.
+    for (const CompileFigures &f : *r.compile)
+      if (f.error.empty())
+        c[f.kernel] = {{"cold_ms", rounded(f.cold_ms.median, 2)},
+                       {"disk_hit_ms", nullptr}, // no disk cache yet
+                       {"memory_hit_us", rounded(f.memory_hit_us.median, 3)},
+                       {"spread",
+                        {{"cold_ms", spread_json(f.cold_ms, 2)},
+                         {"memory_hit_us", spread_json(f.memory_hit_us, 3)}}}};
+  }
+  if (r.launch) {
+    const LaunchFigures &f = *r.launch;
+    j["launch"] = {{"dispatch_ns_4args", rounded(f.dispatch_ns_4args.median, 1)},
+                   {"dispatch_ns_16args", rounded(f.dispatch_ns_16args.median, 1)},
+                   {"launch_us", rounded(f.launch_us.median, 3)},
+                   {"raw_launch_us", nullptr}, // a bare driver launch: cuda only
+                   {"spread",
+                    {{"dispatch_ns_4args", spread_json(f.dispatch_ns_4args, 1)},
+                     {"dispatch_ns_16args", spread_json(f.dispatch_ns_16args, 1)},
+                     {"launch_us", spread_json(f.launch_us, 3)}}}};
+  }
+  if (r.warmup) {
+    const WarmupFigures &f = *r.warmup;
+    Json wall = Json::array(), wall_spread = Json::array();
+    for (const Summary &s : f.wall_s) {
+      wall.push_back(rounded(s.median, 3));
+      wall_spread.push_back(spread_json(s, 3));
+    }
+    j["warmup"] = {{"specs", f.specs},
+                   {"threads", f.threads},
+                   {"wall_s", wall},
+                   {"speedup", rounded(f.speedup, 2)},
+                   {"peak_rss_mb", rounded(f.peak_rss_mb, 1)},
+                   {"spread", {{"wall_s", wall_spread}}}};
+  }
+  return j;
+}
+
+std::string padded(std::string s, std::size_t width) {
+  if (s.size() < width)
+    s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+std::string left(std::string s, std::size_t width) {
+  if (s.size() < width)
+    s.append(width - s.size(), ' ');
+  return s;
+}
+
+void print_compile(const std::vector<CompileFigures> &figures) {
+  std::ostream &out = std::cout;
+  out << "compile  one specialization per kernel; median (min-max)\n"
+      << "  " << left("kernel", 16) << padded("cold ms", 22) << padded("of which compiler", 20)
+      << padded("memory hit us", 24) << padded("disk hit", 10) << '\n';
+  for (const CompileFigures &f : figures) {
+    out << "  " << left(f.kernel, 16);
+    if (!f.error.empty()) {
+      out << "  failed (see the error below)\n";
+      continue;
+    }
+    out << padded(with_spread(f.cold_ms, 1), 22) << padded(fixed(f.compiler_ms.median, 1), 20)
+        << padded(with_spread(f.memory_hit_us, 3), 24) << padded("n/a", 10) << '\n';
+  }
+  out << "  cold: file read to binary loaded, in a fresh process with an empty cache, median of "
+      << kColdRuns << " processes\n"
+      << "  memory hit: warmup() of the compiled specialization, median of " << kHitBatches
+      << " batches of " << kHitCalls << "\n"
+      << "  disk hit: n/a, kiln has no disk cache yet (null in --json)\n\n";
+}
+
+void print_launch(const LaunchFigures &f) {
+  std::cout << "launch   median (min-max)\n"
+            << "  dispatch, 4 args (add_kernel)       "
+            << padded(with_spread(f.dispatch_ns_4args, 1), 22) << " ns\n"
+            << "  dispatch, 16 args (12 ptr + 4 int)  "
+            << padded(with_spread(f.dispatch_ns_16args, 1), 22) << " ns\n"
+            << "  launch, empty_kernel on grid 1      " << padded(with_spread(f.launch_us, 3), 22)
+            << " us\n"
+            << "  raw driver launch                   " << padded("n/a", 22) << "    (cuda only)\n"
+            << "  dispatch: bind + specialize + key + cache hit, no driver call; "
+            << kDispatchBatches << " batches of " << kDispatchCalls << "\n\n";
+}
+
+void print_warmup(const WarmupFigures &f) {
+  std::cout << "warmup   " << f.specs << " specs of bench/warmup40.jsonl, each compiled, median of "
+            << kWarmupRuns << " runs\n"
+            << "  " << padded("threads", 8) << padded("wall s", 24) << '\n';
+  for (std::size_t i = 0; i < f.threads.size(); ++i)
+    std::cout << "  " << padded(std::to_string(f.threads[i]), 8)
+              << padded(with_spread(f.wall_s[i], 3), 24) << '\n';
+  std::cout << "  speedup " << fixed(f.speedup, 2) << "x on " << f.threads.back()
+            << " threads; peak rss " << fixed(f.peak_rss_mb, 1) << " MB (the whole process)\n";
+}
+
+void bench(const BenchOptions &o, const CommonOptions &common) {
+  // Only the cpu backend exists; resolve --backend before any work, as
+  // `kiln run` does.
+  if (common.backend == "cuda")
+    throw RuntimeError("--backend cuda: the cuda backend is not available in this build yet; use "
+                       "--backend cpu");
+  ::setenv("KILN_BACKEND", "cpu", 1);
+  if (!fs::is_directory(fs::path(o.shared) / "kernels"))
+    throw UsageError("--shared " + o.shared + " has no kernels/ directory");
+
+  Results r;
+  r.cpus = tbb::info::default_concurrency(); // the cores this process may use
+  const bool all = o.section == "all";
+  // The human report prints each section as it completes (the whole run
+  // takes a while); the JSON document comes at the end.
+  if (all || o.section == "compile") {
+    r.compile = bench_compile(o.shared);
+    if (!common.json)
+      print_compile(*r.compile);
+  }
+  if (all || o.section == "launch") {
+    r.launch = bench_launch(o.shared);
+    if (!common.json)
+      print_launch(*r.launch);
+  }
+  if (all || o.section == "warmup") {
+    r.warmup = bench_warmup(o.shared, common.threads > 0 ? common.threads : r.cpus);
+    if (!common.json)
+      print_warmup(*r.warmup);
+  }
+  if (common.json)
+    std::cout << to_json(r).dump(2) << '\n';
+
+  // Failed kernels last, after every figure that could be measured: the
+  // work failed, so exit 1 (CLI.md), but the report above stands.
+  bool failed = false;
+  if (r.compile)
+    for (const CompileFigures &f : *r.compile)
+      if (!f.error.empty()) {
+        print_error(std::cerr, "kiln bench compile: " + f.kernel + " failed", f.error);
+        failed = true;
+      }
+  if (failed)
+    throw ExitStatus{kExitFailure};
+}
+
+} // namespace
+
+void add_bench_command(CLI::App &app, CommonOptions &common) {
+  // Shared with the callbacks, which run during app.parse().
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App *sub = app.add_subcommand("bench", "The compile-latency harness: compile, launch and "
+                                              "warmup figures, medians of several runs");
+  sub->add_option("SECTION", o->section, "compile, launch, warmup or all")
+      ->check(CLI::IsMember({"compile", "launch", "warmup", "all"}))
+      ->default_str("all")
+      ->type_name("");
+  sub->add_option("--shared", o->shared, "the shared directory with kernels/ and bench/")
+      ->default_str(KILN_SHARED_DIR)
+      ->type_name("DIR");
+  add_common_options(*sub, common);
+  sub->footer("--threads N sets the largest thread count of the warmup section (default: all "
+              "cores). The bench sets up its own caches (fresh processes, fresh modules), so "
+              "--cache-dir and --no-cache do not change it.");
+  sub->callback([o, &common] { bench(*o, common); });
+
+  // The child of `bench compile`: not for people, so hidden from --help
+  // (CLI11 hides a subcommand whose group is empty).
+  auto cold = std::make_shared<std::pair<std::string, std::string>>("", KILN_SHARED_DIR);
+  CLI::App *child = app.add_subcommand(kColdCommand, "internal: one cold compile of kiln bench");
+  child->group("");
+  child->add_option("KERNEL", cold->first)->required();
+  child->add_option("--shared", cold->second);
+  child->callback([cold] { run_cold(cold->first, cold->second); });
+}
+
+} // namespace kiln::cli
