@@ -61,7 +61,8 @@ void dump_stages(const std::string &dir, const CompiledKernel &k, const std::str
 std::string ParamSpec::type_str() const {
   if (is_constexpr)
     return "constexpr";
-  std::string name(dtype_name(dtype));
+  // Triton spells a bool scalar u1 (a pointer to bools is *i1).
+  std::string name(!is_pointer && dtype == DType::i1 ? "u1" : dtype_name(dtype));
   return is_pointer ? (is_const ? "*k" : "*") + name : name;
 }
 

@@ -8,13 +8,21 @@
 namespace kiln::runtime {
 
 Context &Context::get() {
-  static Context ctx;
-  return ctx;
+  // Never destroyed: kernels held in static objects may be released after
+  // main returns, and their binaries need the drivers and the JIT.
+  static Context *ctx = new Context;
+  return *ctx;
 }
 
 Context::Context() : knobs_(Knobs::from_env()) {
-  if (knobs_.backend == "cuda")
+  if (knobs_.backend == "cuda") {
     set_device(Device{Backend::cuda, 0});
+  } else if (knobs_.backend == "auto") {
+    // auto: the GPU when there is one and its driver works, else the host.
+    int n = 0;
+    if (const cuda::CudaApi *api = cuda::CudaApi::load(nullptr); api && api->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0)
+      set_device(Device{Backend::cuda, 0});
+  }
 }
 
 Driver &Context::driver(Backend b) {
@@ -41,5 +49,7 @@ Driver &Context::driver(Backend b) {
 namespace kiln {
 
 Hooks &hooks() { return runtime::Context::get().hooks(); }
+void set_device(Device d) { runtime::Context::get().set_device(d); }
+Device current_device() { return runtime::Context::get().device(); }
 
 } // namespace kiln

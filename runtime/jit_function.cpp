@@ -81,8 +81,8 @@ uint64_t options_word(const Options &o) {
 
 } // namespace
 
-JitFunction::JitFunction(std::shared_ptr<ModuleState> module, const frontend::JitFunctionInfo &info)
-    : module_(std::move(module)), info_(info) {
+JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &info)
+    : module_(&module), info_(info) {
   if (info.params.size() > kMaxParams)
     throw ArgumentError("kernel '" + info.name + "' has " + std::to_string(info.params.size()) +
                         " parameters; kiln supports at most " + std::to_string(kMaxParams));
@@ -388,7 +388,8 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       job->warmup = warmup;
 
       const std::string spec_str = compiler::specialization_str(info_, req.params);
-      job->key = compile_key(cache_key(), spec_str, b.options, dc.target);
+      // The globals may have changed since cache_key() was first computed.
+      job->key = compile_key(function_cache_key(info_, job->globals), spec_str, b.options, dc.target);
       const Hooks &hooks = Context::get().hooks();
       if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
         job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
@@ -403,7 +404,9 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
 
       // The placeholder goes into the entry at once, so a second launch of
       // this key waits on this compile instead of starting another.
-      auto self = shared_from_this();
+      // The job may outlive this launch: keep the module (and so this
+      // function and its cache entry) alive until it is finalized.
+      auto self = module_->shared_from_this();
       entry->future = mode->submit(
           job->key, [job] { return std::static_pointer_cast<void>(job->run()); },
           [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
@@ -440,7 +443,7 @@ CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compil
   req.target = target;
   req.dump_dir = Context::get().knobs().dump_dir;
   CompiledKernel k = compiler::compile(req).kernel;
-  k.key = compile_key(cache_key(), k.specialization, b.options, target);
+  k.key = compile_key(function_cache_key(info_, globals), k.specialization, b.options, target);
   return k;
 }
 

@@ -30,9 +30,10 @@ struct DeviceCache {
 };
 
 /// Thread-safe: any number of threads may launch, warm up and query at once.
-class JitFunction : public std::enable_shared_from_this<JitFunction> {
+class JitFunction {
 public:
-  JitFunction(std::shared_ptr<ModuleState> module, const frontend::JitFunctionInfo &info);
+  /// Owned by `module`, which outlives it.
+  JitFunction(ModuleState &module, const frontend::JitFunctionInfo &info);
   ~JitFunction();
 
   const std::string &name() const { return info_.name; }
@@ -78,7 +79,7 @@ private:
   void check_globals(LoadedKernel &k) const;
   [[noreturn]] void arg_error(const std::string &msg) const;
 
-  std::shared_ptr<ModuleState> module_;
+  ModuleState *module_;
   const frontend::JitFunctionInfo &info_;
   std::vector<KernelParam> params_;
   std::vector<std::optional<Arg>> defaults_;

@@ -57,13 +57,18 @@ LaunchResult Kernel::preload(std::string_view json) const {
   }
   if (!data.is_object() || !data.contains("args"))
     throw ArgumentError(name() + ": preload data must be an object with \"kernel\" and \"args\"");
-  const std::string kernel = data.value("kernel", std::string());
-  if (kernel != name())
-    throw ArgumentError("preload data was written for kernel '" + kernel + "', not for '" + name() + "'");
   std::deque<std::string> names;
   std::vector<Kernel> functions;
-  std::vector<Arg> args = runtime::args_from_specs(*fn_, data["args"], names, functions);
-  runtime::append_option_args(data.value("options", nlohmann::json()), names, args);
+  std::vector<Arg> args;
+  try {
+    const std::string kernel = data["kernel"].is_string() ? data["kernel"].get<std::string>() : std::string();
+    if (kernel != name())
+      throw ArgumentError("preload data was written for kernel '" + kernel + "', not for '" + name() + "'");
+    args = runtime::args_from_specs(*fn_, data["args"], names, functions);
+    runtime::append_option_args(data.value("options", nlohmann::json()), names, args);
+  } catch (const nlohmann::json::exception &e) {
+    throw ArgumentError(name() + ": preload data has the wrong shape: " + e.what());
+  }
   return warmup(args);
 }
 

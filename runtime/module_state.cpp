@@ -7,18 +7,17 @@ namespace kiln::runtime {
 ModuleState::ModuleState(std::shared_ptr<const frontend::ModuleInfo> info)
     : info_(std::move(info)), globals_(info_->globals) {}
 
+ModuleState::~ModuleState() = default;
+
 std::shared_ptr<JitFunction> ModuleState::function(std::string_view name) {
   const frontend::JitFunctionInfo *fn = info_->function(name);
   if (!fn)
     return nullptr;
   std::lock_guard lock(mutex_);
   auto it = functions_.find(name);
-  if (it != functions_.end())
-    if (auto alive = it->second.lock())
-      return alive;
-  auto f = std::make_shared<JitFunction>(shared_from_this(), *fn);
-  functions_[std::string(name)] = f;
-  return f;
+  if (it == functions_.end())
+    it = functions_.emplace(std::string(name), std::make_unique<JitFunction>(*this, *fn)).first;
+  return std::shared_ptr<JitFunction>(shared_from_this(), it->second.get());
 }
 
 compiler::GlobalValues ModuleState::globals() const {

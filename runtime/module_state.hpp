@@ -18,11 +18,14 @@ class JitFunction;
 class ModuleState : public std::enable_shared_from_this<ModuleState> {
 public:
   explicit ModuleState(std::shared_ptr<const frontend::ModuleInfo> info);
+  ~ModuleState();
 
   const std::shared_ptr<const frontend::ModuleInfo> &info() const { return info_; }
   const std::string &path() const { return info_->ast.source->path(); }
 
-  /// The jit function `name` (the same object for every call), or null.
+  /// The jit function `name` (the same object for every call), or null. The
+  /// module owns its functions; the pointer shares the module's ownership,
+  /// so a Kernel handle keeps the whole module (and its caches) alive.
   std::shared_ptr<JitFunction> function(std::string_view name);
 
   /// A snapshot of the globals for a compile.
@@ -38,7 +41,7 @@ private:
   mutable std::mutex mutex_;
   compiler::GlobalValues globals_;
   std::atomic<uint64_t> version_{0};
-  std::map<std::string, std::weak_ptr<JitFunction>, std::less<>> functions_;
+  std::map<std::string, std::unique_ptr<JitFunction>, std::less<>> functions_;
 };
 
 } // namespace kiln::runtime

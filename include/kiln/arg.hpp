@@ -50,12 +50,13 @@ public:
   Arg(double v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
   Arg(const Tensor &t) : kind_(Kind::Pointer), dtype_(t.dtype) { u_.p = t.data; }
   template <class T>
-    requires(!std::is_void_v<T>)
+    requires(!std::is_void_v<T> && !std::is_same_v<std::remove_const_t<T>, DLTensor>)
   Arg(T *p) : kind_(Kind::Pointer), dtype_(dtype_of<std::remove_const_t<T>>()) {
     u_.p = p;
   }
   Arg(const Kernel &fn);
   Arg(const DLTensor *t);
+  Arg(DLTensor *t) : Arg(static_cast<const DLTensor *>(t)) {}
 
   /// A pointer argument known only by its element type, for warmup (Triton's
   /// MockTensor): it specializes as an aligned pointer and is never launched.

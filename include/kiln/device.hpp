@@ -17,6 +17,11 @@ struct Device {
   std::string str() const; // "cpu", "cuda:0"
 };
 
+/// The device launches of this process use (default: KILN_BACKEND; auto is
+/// the cpu unless set). Safe from any thread; affects launches that start after.
+void set_device(Device d);
+Device current_device();
+
 /// An opaque stream handle (a CUstream on cuda; ignored on cpu). Null is the default stream.
 using Stream = void *;
 

@@ -13,6 +13,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/arg.hpp"
@@ -64,7 +65,10 @@ public:
 
   /// `kernel[grid](args...)`: binds, specializes, compiles or hits a cache, launches.
   Launcher operator[](Grid grid) const;
-  Launcher operator[](GridFn grid) const;
+  /// A grid computed from the bound arguments (any callable taking BoundArgs).
+  template <class F>
+    requires std::is_invocable_r_v<Grid, F, const BoundArgs &>
+  Launcher operator[](F grid) const;
 
   LaunchResult run(std::span<const Arg> args, Grid grid, Stream stream = nullptr) const;
   LaunchResult run(std::span<const Arg> args, const GridFn &grid, Stream stream = nullptr) const;
@@ -121,9 +125,12 @@ private:
 };
 
 inline Kernel::Launcher Kernel::operator[](Grid grid) const { return Launcher(*this, grid); }
-inline Kernel::Launcher Kernel::operator[](GridFn grid) const {
-  return Launcher(*this, std::move(grid));
+template <class F>
+  requires std::is_invocable_r_v<Grid, F, const BoundArgs &>
+Kernel::Launcher Kernel::operator[](F grid) const {
+  return Launcher(*this, GridFn(std::move(grid)));
 }
+
 
 /// The bound arguments of a launch, for grid functions and hooks.
 class BoundArgs {

@@ -445,7 +445,7 @@ void run(const RunOptions &o, const CommonOptions &common) {
   apply_common_options(common);
   const std::unique_ptr<TensorStaging> staging = make_tensor_staging(common.backend);
   // The runtime must compile for the backend the tensors live on.
-  ::setenv("KILN_BACKEND", staging->backend() == Backend::cpu ? "cpu" : "cuda", 1);
+  set_device(Device{staging->backend(), 0});
 
   const Module module = Module::from_file(o.file);
   const std::vector<ArgValue> values = classify_all(words, module);

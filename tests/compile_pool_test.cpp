@@ -1,0 +1,407 @@
+// Tests of the async layer by itself: async::Job (claim, execute, wait,
+// finalize) and async::CompilePool (workers, waiters that run their own job,
+// priorities, draining on destruction).
+//
+// Deterministic by construction (STYLE.md point 9): a job that must stay busy
+// blocks on a Gate the test opens, and the test waits for it to have started
+// before it goes on, so what runs where and in which order never depends on
+// timing. No test asserts a duration. The one deadline here (Gate::wait_entered)
+// turns a deadlock into a failed check instead of a hung binary.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <latch>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "async/compile_pool.hpp"
+#include "async/job.hpp"
+#include "kiln/error.hpp"
+
+namespace {
+
+using kiln::async::CompilePool;
+using kiln::async::Job;
+
+/// A door a job's compile waits behind. Copies share it, so a job can hold
+/// it for as long as it runs. entered() tells the test the job has started.
+class Gate {
+public:
+  /// Called by the job: says it has started, then blocks until open().
+  void pass() const {
+    std::unique_lock lock(s_->mutex);
+    ++s_->entered;
+    s_->cv.notify_all();
+    s_->cv.wait(lock, [&] { return s_->open; });
+  }
+  void open() const {
+    std::lock_guard lock(s_->mutex);
+    s_->open = true;
+    s_->cv.notify_all();
+  }
+  /// Waits until `n` jobs are inside pass(). False after a minute: not a
+  /// timing assertion but a deadlock guard (no worker ever ran the job).
+  bool wait_entered(int n = 1) const {
+    std::unique_lock lock(s_->mutex);
+    return s_->cv.wait_for(lock, std::chrono::minutes(1), [&] { return s_->entered >= n; });
+  }
+
+private:
+  struct State {
+    std::mutex mutex;
+    std::condition_variable cv;
+    int entered = 0;
+    bool open = false;
+  };
+  std::shared_ptr<State> s_ = std::make_shared<State>();
+};
+
+/// Opens a gate when the test leaves its scope, failed checks included, so
+/// the pool declared before it can drain instead of hanging on a closed gate.
+struct OpenOnExit {
+  Gate gate;
+  ~OpenOnExit() { gate.open(); }
+};
+
+/// Something to return from a finalizer: jobs only pass the pointer along.
+const kiln::CompiledKernel kKernelA{};
+
+std::shared_ptr<Job> make_job(std::string key, Job::CompileFn compile, Job::FinalizeFn finalize = nullptr,
+                              bool ignore_errors = false, CompilePool *pool = nullptr) {
+  if (!finalize)
+    finalize = [](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * { return &kKernelA; };
+  auto job = std::make_shared<Job>(std::move(key), std::move(compile), std::move(finalize), ignore_errors);
+  job->self = job;
+  job->pool = pool;
+  return job;
+}
+
+std::shared_ptr<void> nothing() { return std::make_shared<int>(0); }
+
+/// Records the order in which jobs ran, from any thread.
+struct Order {
+  std::mutex mutex;
+  std::vector<std::string> keys;
+  void add(const std::string &k) {
+    std::lock_guard lock(mutex);
+    keys.push_back(k);
+  }
+};
+
+} // namespace
+
+TEST_CASE("compile pool: a queued job is claimed by exactly one caller") {
+  auto job = make_job("k", nothing);
+  CHECK(job->key() == "k");
+  CHECK(job->state() == Job::State::Queued);
+  CHECK_FALSE(job->done());
+  REQUIRE(job->claim());
+  CHECK(job->state() == Job::State::Running);
+  CHECK_FALSE(job->claim());
+  job->execute();
+  CHECK(job->done());
+  CHECK_FALSE(job->claim());
+}
+
+TEST_CASE("compile pool: claims race; one of eight threads wins") {
+  for (int round = 0; round < 50; ++round) {
+    auto job = make_job("k", nothing);
+    std::atomic<int> wins{0};
+    std::latch go(8);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&] {
+        go.arrive_and_wait();
+        if (job->claim())
+          ++wins;
+      });
+    for (auto &t : threads)
+      t.join();
+    CHECK(wins == 1);
+  }
+}
+
+TEST_CASE("compile pool: execute stores the result, calls on_done once and never throws") {
+  int on_done_calls = 0;
+  std::shared_ptr<Job> seen;
+  auto value = std::make_shared<int>(42);
+  std::shared_ptr<void> got;
+  auto job = make_job(
+      "k", [value] { return std::static_pointer_cast<void>(value); },
+      [&](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
+        got = std::move(r);
+        CHECK_FALSE(e);
+        return &kKernelA;
+      });
+  job->on_done = [&](const std::shared_ptr<Job> &j) {
+    ++on_done_calls;
+    seen = j;
+  };
+  REQUIRE(job->claim());
+  job->execute();
+  CHECK(on_done_calls == 1);
+  CHECK(seen == job);
+  CHECK_FALSE(job->error());
+  CHECK_FALSE(job->finalized());
+
+  bool ran_here = false;
+  CHECK(job->finalize(&ran_here) == &kKernelA);
+  CHECK(ran_here);
+  CHECK(job->finalized());
+  REQUIRE(got);
+  CHECK(*std::static_pointer_cast<int>(got) == 42);
+
+  // A second finalize returns the same kernel without running the finalizer.
+  CHECK(job->finalize(&ran_here) == &kKernelA);
+  CHECK_FALSE(ran_here);
+}
+
+TEST_CASE("compile pool: a compile error is kept and rethrown by every finalize") {
+  std::exception_ptr finalizer_saw;
+  int finalizer_calls = 0;
+  auto job = make_job(
+      "bad",
+      []() -> std::shared_ptr<void> { throw kiln::CompileError("k.py", 3, 5, "no such name 'x'", "    y = x"); },
+      [&](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
+        ++finalizer_calls;
+        CHECK_FALSE(r);
+        finalizer_saw = e;
+        return nullptr;
+      });
+  REQUIRE(job->claim());
+  CHECK_NOTHROW(job->execute());
+  CHECK(job->done());
+  REQUIRE(job->error());
+  bool ran_here = false;
+  CHECK_THROWS_AS(job->finalize(&ran_here), kiln::CompileError);
+  CHECK(ran_here);
+  CHECK(finalizer_saw == job->error());
+  try {
+    job->finalize(&ran_here);
+    FAIL("the second finalize did not rethrow");
+  } catch (const kiln::CompileError &e) {
+    CHECK(e.line() == 3);
+    CHECK(e.message() == "no such name 'x'");
+  }
+  CHECK_FALSE(ran_here);
+  CHECK(finalizer_calls == 1);
+}
+
+TEST_CASE("compile pool: with ignore_errors a failed job finalizes to null without throwing") {
+  int finalizer_calls = 0;
+  auto job = make_job(
+      "bad", []() -> std::shared_ptr<void> { throw kiln::Error("boom"); },
+      [&](std::shared_ptr<void>, std::exception_ptr e) -> const kiln::CompiledKernel * {
+        ++finalizer_calls;
+        CHECK(e);
+        return nullptr;
+      },
+      /*ignore_errors=*/true);
+  REQUIRE(job->claim());
+  job->execute();
+  CHECK(job->error());
+  CHECK(job->finalize() == nullptr);
+  CHECK(job->finalize() == nullptr);
+  CHECK(finalizer_calls == 1);
+}
+
+TEST_CASE("compile pool: an exception from the finalizer itself is rethrown") {
+  auto job = make_job("k", nothing, [](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * {
+    throw kiln::RuntimeError("publish failed");
+  });
+  REQUIRE(job->claim());
+  job->execute();
+  CHECK_FALSE(job->error());
+  CHECK_THROWS_WITH_AS(job->finalize(), "publish failed", kiln::RuntimeError);
+  CHECK_THROWS_WITH_AS(job->finalize(), "publish failed", kiln::RuntimeError);
+}
+
+TEST_CASE("compile pool: finalize runs once under eight concurrent callers") {
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int> calls{0};
+    auto job = make_job("k", nothing, [&](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * {
+      ++calls;
+      return &kKernelA;
+    });
+    REQUIRE(job->claim());
+    job->execute();
+    std::atomic<int> ran_here_count{0};
+    std::latch go(8);
+    std::vector<const kiln::CompiledKernel *> got(8, nullptr);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] {
+        go.arrive_and_wait();
+        bool here = false;
+        got[t] = job->finalize(&here);
+        if (here)
+          ++ran_here_count;
+      });
+    for (auto &t : threads)
+      t.join();
+    CHECK(calls == 1);
+    CHECK(ran_here_count == 1);
+    for (const auto *k : got)
+      CHECK(k == &kKernelA);
+  }
+}
+
+TEST_CASE("compile pool: wait on a job nobody ran runs it on the waiting thread") {
+  CompilePool pool(1); // never given this job: only the waiter can run it
+  std::thread::id ran_on;
+  auto job = make_job("k", [&] {
+    ran_on = std::this_thread::get_id();
+    return nothing();
+  });
+  job->pool = &pool;
+  job->wait(pool);
+  CHECK(job->done());
+  CHECK(ran_on == std::this_thread::get_id());
+  job->wait(pool); // done: returns at once
+}
+
+TEST_CASE("compile pool: wait on a job another thread is running blocks until it is done") {
+  CompilePool pool(1);
+  Gate gate;
+  auto job = make_job("k", [gate] {
+    gate.pass();
+    return nothing();
+  });
+  REQUIRE(job->claim()); // "another thread" has it
+  std::thread runner([&] { job->execute(); });
+  REQUIRE(gate.wait_entered());
+  std::atomic<bool> waited{false};
+  std::thread waiter([&] {
+    job->wait(pool);
+    CHECK(job->done()); // wait never returns before the job is done
+    waited = true;
+  });
+  CHECK_FALSE(job->done());
+  gate.open();
+  waiter.join();
+  runner.join();
+  CHECK(waited);
+}
+
+TEST_CASE("compile pool: threads() reports the bound") {
+  CHECK(CompilePool(3).threads() == 3);
+  CHECK(CompilePool(0).threads() >= 1); // 0: all cores
+}
+
+TEST_CASE("compile pool: the workers run submitted jobs without anyone waiting") {
+  for (int threads : {1, 2, 4}) {
+    CAPTURE(threads);
+    CompilePool pool(threads);
+    std::latch all(6);
+    std::vector<std::shared_ptr<Job>> jobs;
+    for (int i = 0; i < 6; ++i) {
+      jobs.push_back(make_job("j" + std::to_string(i), [&] {
+        all.count_down();
+        return nothing();
+      }, nullptr, false, &pool));
+      pool.submit(jobs.back());
+    }
+    all.wait(); // nobody waits on a job: a pool with no worker hangs here
+    for (auto &j : jobs)
+      j->wait(pool);
+    for (auto &j : jobs)
+      CHECK(j->done());
+  }
+}
+
+TEST_CASE("compile pool: a waiter runs a still-queued job itself while the only worker is busy") {
+  CompilePool pool(1);
+  OpenOnExit blocker;
+  Gate gate = blocker.gate;
+  auto first = make_job("first", [gate] {
+    gate.pass();
+    return nothing();
+  }, nullptr, false, &pool);
+  pool.submit(first);
+  REQUIRE_MESSAGE(gate.wait_entered(), "the pool's worker never started the first job");
+
+  std::thread::id ran_on;
+  auto second = make_job("second", [&] {
+    ran_on = std::this_thread::get_id();
+    return nothing();
+  }, nullptr, false, &pool);
+  pool.submit(second);
+  second->wait(pool); // the worker is stuck in `first`: this thread runs `second`
+  CHECK(second->done());
+  CHECK(ran_on == std::this_thread::get_id());
+  CHECK_FALSE(first->done());
+  CHECK(second->finalize() == &kKernelA);
+
+  gate.open();
+  first->wait(pool);
+  CHECK(first->done());
+}
+
+TEST_CASE("compile pool: prioritize moves a queued job ahead of the others") {
+  CompilePool pool(1);
+  OpenOnExit blocker;
+  Gate gate = blocker.gate;
+  Order order;
+  auto first = make_job("first", [gate, &order] {
+    gate.pass();
+    order.add("first");
+    return nothing();
+  }, nullptr, false, &pool);
+  pool.submit(first);
+  REQUIRE_MESSAGE(gate.wait_entered(), "the pool's worker never started the first job");
+
+  // Queued behind `first`, in this order; nobody waits on them, so only the
+  // worker runs them, one at a time.
+  std::latch rest(4);
+  std::vector<std::shared_ptr<Job>> queued;
+  for (const char *key : {"b", "c", "d", "e"}) {
+    queued.push_back(make_job(key, [&order, &rest, k = std::string(key)] {
+      order.add(k);
+      rest.count_down();
+      return nothing();
+    }, nullptr, false, &pool));
+    pool.submit(queued.back());
+  }
+  pool.prioritize(queued[2]); // d
+  pool.prioritize(queued[3]); // e, behind d among the urgent ones
+  pool.prioritize(first);     // running, not queued: no effect
+  gate.open();
+  rest.wait();
+  CHECK(order.keys == std::vector<std::string>{"first", "d", "e", "b", "c"});
+}
+
+TEST_CASE("compile pool: destruction waits for running and queued jobs") {
+  std::vector<std::shared_ptr<Job>> jobs;
+  std::atomic<int> ran{0};
+  std::thread opener;
+  {
+    CompilePool pool(1);
+    Gate gate;
+    jobs.push_back(make_job("running", [gate, &ran] {
+      gate.pass();
+      ++ran;
+      return nothing();
+    }, nullptr, false, &pool));
+    pool.submit(jobs.back());
+    REQUIRE_MESSAGE(gate.wait_entered(), "the pool's worker never started the first job");
+    for (int i = 0; i < 5; ++i) {
+      jobs.push_back(make_job("queued" + std::to_string(i), [&ran] {
+        ++ran;
+        return nothing();
+      }, nullptr, false, &pool));
+      pool.submit(jobs.back());
+    }
+    // Opened from another thread while this one is (or is about to be) in
+    // the destructor.
+    opener = std::thread([gate] { gate.open(); });
+  }
+  opener.join();
+  CHECK(ran == 6);
+  for (auto &j : jobs)
+    CHECK(j->done());
+}
