@@ -5,6 +5,11 @@
 
 #include "compiler/cpu/object_loader.hpp"
 #include "kiln/error.hpp"
+#include "runtime/spec_key.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstring>
 
 namespace kiln::runtime {
 
@@ -12,9 +17,17 @@ namespace {
 
 class CpuBinary final : public LoadedBinary {
 public:
-  explicit CpuBinary(std::unique_ptr<cpu::LoadedObject> o) : object(std::move(o)) {}
+  CpuBinary(std::unique_ptr<cpu::LoadedObject> o, std::size_t n) : object(std::move(o)), params(n) {}
   std::unique_ptr<cpu::LoadedObject> object;
+  std::size_t params;
 };
+
+/// Where a failed device_assert leaves its message (see lower_tile_ir.hpp).
+struct AssertRecord {
+  std::atomic<int32_t> failed{0};
+  const char *message = nullptr;
+};
+static_assert(offsetof(AssertRecord, message) == 8);
 
 } // namespace
 
@@ -26,20 +39,29 @@ compiler::Target CpuDriver::target(int) const { return compiler::Target::host();
 std::unique_ptr<LoadedBinary> CpuDriver::load(const CompiledKernel &k, int) {
   if (k.binary_kind != "obj")
     throw RuntimeError("kernel '" + k.name + "' was compiled for " + k.target + ", not for the CPU");
-  return std::make_unique<CpuBinary>(loader_->load(k.binary, k.entry));
+  if (k.params.size() > kMaxParams)
+    throw RuntimeError("kernel '" + k.name + "' has too many parameters");
+  return std::make_unique<CpuBinary>(loader_->load(k.binary, k.entry), k.params.size());
 }
 
 void CpuDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream) {
-  const cpu::EntryFn entry = static_cast<const CpuBinary &>(b).object->entry();
+  const auto &cb = static_cast<const CpuBinary &>(b);
+  const cpu::EntryFn entry = cb.object->entry();
+  AssertRecord record;
+  void *packed[kMaxParams + 1];
+  std::memcpy(packed, args, cb.params * sizeof(void *));
+  packed[cb.params] = &record;
   const uint32_t g[3] = {grid.x, grid.y, grid.z};
   const uint64_t n = grid.size();
   if (n == 1) {
-    entry(args, g, 0, 1);
-    return;
+    entry(packed, g, 0, 1);
+  } else {
+    // Programs are independent; oneTBB splits the linear range adaptively.
+    tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n),
+                      [&](const tbb::blocked_range<uint64_t> &r) { entry(packed, g, r.begin(), r.end()); });
   }
-  // Programs are independent; oneTBB splits the linear range adaptively.
-  tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n),
-                    [&](const tbb::blocked_range<uint64_t> &r) { entry(args, g, r.begin(), r.end()); });
+  if (record.failed.load(std::memory_order_acquire))
+    throw RuntimeError(std::string("device assertion failed at ") + record.message);
 }
 
 } // namespace kiln::runtime

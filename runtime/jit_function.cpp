@@ -407,8 +407,11 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       // The job may outlive this launch: keep the module (and so this
       // function and its cache entry) alive until it is finalized.
       auto self = module_->shared_from_this();
+      // The scope de-duplicates by this key: it names the entry too, since
+      // two Modules of one file share compile keys but not cache entries.
+      const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
       entry->future = mode->submit(
-          job->key, [job] { return std::static_pointer_cast<void>(job->run()); },
+          submit_key, [job] { return std::static_pointer_cast<void>(job->run()); },
           [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
             std::lock_guard l(entry->compile_mutex);
             entry->future = FutureKernel(); // on failure the next launch retries

@@ -29,6 +29,21 @@
 #include <kiln/hooks.hpp>
 #include <kiln/kiln.hpp>
 
+// Under ThreadSanitizer (KILN_SANITIZE=thread): oneTBB is not built with
+// TSan, so the synchronization inside libtbb is invisible to it. Accesses
+// whose top frame is TBB's own header code (task objects built on one thread,
+// run or freed on another) and tbb::parallel_for's bookkeeping (the CPU
+// driver's launch) are false positives; async/compile_pool.cpp annotates the
+// pool's own hand-off. A race in kiln's code still reports.
+#if defined(__SANITIZE_THREAD__)
+extern "C" const char *__tsan_default_suppressions() {
+  return "race_top:oneapi/tbb/\n"
+         "race:tbb::detail::d1::start_for\n"
+         "race:tbb::detail::d1::tree_node\n"
+         "race:tbb::detail::d1::fold_tree\n";
+}
+#endif
+
 namespace {
 
 using kiln::AsyncCompileMode;
@@ -809,7 +824,7 @@ TEST_CASE("async: a specialization launched again after failing in a scope still
 // finalizer publishes into the first entry only. The second module's
 // launches then return a null kernel without launching, in the scope and
 // forever after. Remove should_fail once that is fixed.
-TEST_CASE("async: two modules of one file warmed up in one scope both launch" * doctest::should_fail()) {
+TEST_CASE("async: two modules of one file warmed up in one scope both launch") {
   // Both modules' add_kernel have the same compile key; each has its own cache.
   const kiln::Kernel add1 = load("vector_add").kernel("add_kernel");
   const kiln::Kernel add2 = load("vector_add").kernel("add_kernel");

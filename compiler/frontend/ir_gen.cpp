@@ -157,9 +157,10 @@ void IrGen::exec(const Stmt &s) {
                         (s.value && s.value->kind == ExprKind::Str ? ": " + s.value->id : std::string()));
       return;
     }
-    if (options_.debug || frame_->fn->debug) {
+    if (debug()) {
       ir::Op *op = builder().create(OpKind::Assert, {sem().to_bool(to_tensor(test, "assert"))}, {});
-      op->str = s.value && s.value->kind == ExprKind::Str ? s.value->id : "assertion failed";
+      op->str = source_->path() + ":" + std::to_string(s.loc.line) + ": " +
+                (s.value && s.value->kind == ExprKind::Str ? s.value->id : "assertion failed");
     }
     return;
   }

@@ -643,9 +643,12 @@ Val tl_device_assert(IrGen &g, CallArgs &a) {
       g.fail("device assertion is false at compile time");
     return Val::constant(ConstValue::none());
   }
+  if (!g.debug())
+    return Val::constant(ConstValue::none());
   ir::Op *op = g.builder().create(OpKind::Assert, {g.sem().to_bool(g.to_tensor(c, "the condition"))}, {});
   const Val *msg = a.find(1, "msg");
-  op->str = msg && msg->is_const() && msg->c.kind == ConstValue::Kind::Str ? msg->c.s : "device assertion failed";
+  op->str = g.source().path() + ":" + std::to_string(g.builder().loc().line) + ": " +
+            (msg && msg->is_const() && msg->c.kind == ConstValue::Kind::Str ? msg->c.s : "device assertion failed");
   return Val::constant(ConstValue::none());
 }
 

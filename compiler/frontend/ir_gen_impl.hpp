@@ -91,6 +91,9 @@ public:
   [[noreturn]] void fail(Loc loc, const std::string &message) const;
   [[noreturn]] void fail(const std::string &message) const { fail(builder().loc(), message); }
   ir::Builder &builder() const { return *builder_; }
+  const SourceFile &source() const { return *source_; }
+  /// Asserts are compiled in only in debug mode (the option or @jit(debug=True)).
+  bool debug() const { return options_.debug || (frame_ && frame_->fn->debug); }
   Semantic &sem() { return *sem_; }
 
   /// The IR value of a tensor or number (int -> i32/i64, float -> f32, bool -> i1).

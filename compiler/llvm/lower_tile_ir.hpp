@@ -12,7 +12,9 @@
 // `<kernel>(void **args, const uint32_t grid[3], uint64_t begin, uint64_t end)`
 // runs the programs with linear ids in [begin, end), so the driver can hand
 // chunks of the grid to oneTBB. `args[i]` points at the i-th runtime
-// parameter's value, as cuLaunchKernel's kernelParams do. A block is a
+// parameter's value, as cuLaunchKernel's kernelParams do; args[n] (after the
+// n parameters) points at a {int32 failed; const char *message} record that
+// a failed device_assert fills (debug builds). A block is a
 // row-major array in the program's stack frame; each op is a loop LLVM
 // vectorizes.
 //

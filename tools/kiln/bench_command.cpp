@@ -12,8 +12,7 @@
 //            call left out (LaunchSpec::dispatch_only); launch_us: a real
 //            launch of empty_kernel on one program; raw_launch_us: null on cpu.
 //   warmup   the 40 specs of bench/warmup40.jsonl compiled in-process on 1
-//            thread and on all cores (a tbb::parallel_for under a
-//            tbb::global_control, until there is a compile pool).
+//            thread and on all cores, in an AsyncCompileMode (the pool).
 #include "tools/kiln/bench_command.hpp"
 
 #include <fcntl.h>
@@ -45,10 +44,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <tbb/blocked_range.h>
-#include <tbb/global_control.h>
 #include <tbb/info.h>
-#include <tbb/parallel_for.h>
 #include <tbb/partitioner.h>
 
 #include "kiln/arg.hpp"
@@ -494,42 +490,36 @@ std::vector<WarmupSpec> read_warmup_specs(const std::string &path) {
 /// every spec compiles; a spec that did not (two equal lines) is an error,
 /// since the time would then not be of that many compiles.
 double warmup_once(const std::vector<WarmupSpec> &specs, int threads) {
-  const tbb::global_control limit(tbb::global_control::max_allowed_parallelism,
-                                  static_cast<std::size_t>(threads));
   const auto t0 = Clock::now();
-  std::map<std::string, Module> modules; // read-only once filled: safe to share
-  for (const WarmupSpec &s : specs)
-    if (!modules.contains(s.file))
-      modules.emplace(s.file, Module::from_file(s.file));
-
-  std::atomic<std::size_t> compiled{0};
-  // Grain 1 with the simple partitioner: one task per spec, so the idle
-  // thread steals the next spec rather than waiting behind a slow chunk
-  // (the matmul specs at the end take several times as long as the rest).
-  tbb::parallel_for(
-      tbb::blocked_range<std::size_t>(0, specs.size(), 1),
-      [&](const tbb::blocked_range<std::size_t> &r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) {
-          const WarmupSpec &s = specs[i];
-          try {
-            const Kernel kernel = modules.at(s.file).kernel(s.kernel);
-            std::deque<std::string> names; // the Args' names point into these
-            std::vector<Kernel> functions;
-            std::vector<Arg> args =
-                runtime::args_from_specs(*kernel.impl(), s.args, names, functions);
-            runtime::append_option_args(s.options, names, args);
-            if (kernel.warmup(args).source == BinarySource::compiled)
-              ++compiled;
-          } catch (const std::exception &e) {
-            throw RuntimeError("warmup40.jsonl line " + std::to_string(s.line) + ": " + e.what());
-          }
-        }
-      },
-      tbb::simple_partitioner());
+  std::map<std::string, Module> modules;
+  std::size_t compiled = 0;
+  {
+    // The async compile scope, as `kiln warmup` uses it: every warmup
+    // returns at once and the pool of `threads` compiles them.
+    AsyncCompileMode mode(AsyncCompileMode::Config{threads, false});
+    std::vector<std::pair<int, LaunchResult>> pending;
+    for (const WarmupSpec &s : specs) {
+      if (!modules.contains(s.file))
+        modules.emplace(s.file, Module::from_file(s.file));
+      const Kernel kernel = modules.at(s.file).kernel(s.kernel);
+      std::deque<std::string> names; // the Args' names point into these
+      std::vector<Kernel> functions;
+      std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), s.args, names, functions);
+      runtime::append_option_args(s.options, names, args);
+      pending.emplace_back(s.line, kernel.warmup(args));
+    }
+    for (auto &[line, r] : pending) {
+      try {
+        if (!r.kernel && r.future.valid() && r.future.result() && r.source == BinarySource::compiled)
+          ++compiled;
+      } catch (const std::exception &e) {
+        throw RuntimeError("warmup40.jsonl line " + std::to_string(line) + ": " + e.what());
+      }
+    }
+  }
   const double wall_s = ms_since(t0) / 1000;
   if (compiled != specs.size())
-    throw RuntimeError("only " + std::to_string(compiled.load()) + " of the " +
-                       std::to_string(specs.size()) +
+    throw RuntimeError("only " + std::to_string(compiled) + " of the " + std::to_string(specs.size()) +
                        " warmup specs compiled; the others were cache hits");
   return wall_s;
 }
