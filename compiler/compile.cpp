@@ -126,6 +126,8 @@ CompileOutput compile(const CompileRequest &r) {
       k.binary = std::move(cubin->image);
       k.binary_kind = "cubin";
       k.stages["cubin_log"] = cubin->via + ": " + cubin->log;
+      k.registers = cubin->registers;
+      k.spill_bytes = cubin->spill_bytes;
     } else {
       // The driver can still JIT the PTX when it loads it.
       k.binary.assign(ptx.begin(), ptx.end());

@@ -1,10 +1,13 @@
 #include "compiler/llvm/lower_tile_ir.hpp"
 
+#include <algorithm>
 #include <array>
+#include <numeric>
 #include <functional>
 #include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LLVMContext.h>
@@ -215,7 +218,17 @@ private:
 
   /// Elements of a block of `n` each thread holds: all on the CPU, its
   /// share under the blocked layout on the GPU.
-  int64_t per_thread(int64_t n) const { return gpu_ ? (n + threads_ - 1) / threads_ : n; }
+  int64_t per_thread(int64_t n) const { return gpu_ ? steps_of(n) * vec_of(n) : n; }
+
+  /// GPU layout: each thread holds runs of V contiguous elements (up to 4,
+  /// so that 32-bit elements load 16 bytes at a time), runs assigned to
+  /// threads round-robin: element i is in thread (i / V) % T. V depends on
+  /// the block size only, so every block of a shape has the same layout.
+  int64_t vec_of(int64_t n) const { return gpu_ ? std::clamp<int64_t>(n / threads_, 1, 4) : 1; }
+  int64_t steps_of(int64_t n) const {
+    const int64_t span = vec_of(n) * threads_;
+    return (n + span - 1) / span;
+  }
 
   llvm::Value *alloc_buffer(const Type &t) {
     llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
@@ -245,26 +258,45 @@ private:
       loop_nest(shape, body);
       return;
     }
-    const int64_t n = shape.numel(), steps = per_thread(n);
-    loop(steps, [&](llvm::Value *k) {
-      llvm::Value *saved = cur_slot_;
-      cur_slot_ = k;
-      struct Restore {
-        llvm::Value *&slot, *value;
-        ~Restore() { slot = value; }
-      } restore{cur_slot_, saved};
-      llvm::Value *i = b_.CreateAdd(b_.CreateMul(k, b_.getInt64(threads_)), tid64_);
-      if (n % threads_ == 0) {
-        body(delinear(shape, i));
+    for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t v) {
+      for (int64_t j = 0; j < v; ++j) {
+        llvm::Value *i = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
+        with_slot(k, j, v, [&] { body(delinear(shape, i)); });
+      }
+    });
+  }
+
+  /// GPU: for each run of V elements this thread owns, `body(k, first, V)`
+  /// with k the run's number and `first` the linear index of its first
+  /// element. Straight-line runs, not a loop: the thread's elements then sit
+  /// in registers from the start and LLVM has no loop to unroll.
+  void for_groups(const Type &shape, const std::function<void(llvm::Value *, llvm::Value *, int64_t)> &body) {
+    const int64_t n = shape.numel(), v = vec_of(n), steps = steps_of(n);
+    auto step = [&](llvm::Value *k) {
+      llvm::Value *first = b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, b_.getInt64(threads_)), tid64_), b_.getInt64(v));
+      if (n % (v * threads_) == 0) {
+        body(k, first, v);
         return;
       }
       llvm::BasicBlock *in = new_bb("own"), *next = new_bb("own.end");
-      b_.CreateCondBr(b_.CreateICmpULT(i, b_.getInt64(n)), in, next);
+      b_.CreateCondBr(b_.CreateICmpULT(first, b_.getInt64(n)), in, next);
       b_.SetInsertPoint(in);
-      body(delinear(shape, i));
+      body(k, first, v);
       b_.CreateBr(next);
       b_.SetInsertPoint(next);
-    });
+    };
+    if (steps > 64)
+      return loop(steps, step);
+    for (int64_t k = 0; k < steps; ++k)
+      step(b_.getInt64(k));
+  }
+
+  /// Runs `f` with the buffer slot of element j of run k current.
+  void with_slot(llvm::Value *k, int64_t j, int64_t v, const std::function<void()> &f) {
+    llvm::Value *saved = cur_slot_;
+    cur_slot_ = b_.CreateAdd(b_.CreateMul(k, b_.getInt64(v)), b_.getInt64(j));
+    f();
+    cur_slot_ = saved;
   }
 
   [[noreturn]] void unsupported_on_gpu(const std::string &what) const {
@@ -642,6 +674,206 @@ private:
     return phi;
   }
 
+  // ---- axis info (Triton's AxisInfo, for 1-D blocks) ----
+
+  /// Along a 1-D block: runs of `contig` consecutive values (pointers: by
+  /// one element), every value divisible by `div` (pointers: `div` bytes
+  /// aligned), runs of `constancy` equal values; each run starts at a
+  /// multiple of its length.
+  struct AxisInfo {
+    int64_t contig = 1, div = 1, constancy = 1;
+  };
+
+  static int64_t pow2_divisor(int64_t v) {
+    if (v == 0)
+      return int64_t{1} << 30;
+    int64_t d = 1;
+    while ((v & d) == 0 && d < (int64_t{1} << 30))
+      d <<= 1;
+    return d;
+  }
+
+  AxisInfo axis(const ir::Value *v) {
+    if (auto it = axis_.find(v); it != axis_.end())
+      return it->second;
+    AxisInfo a;
+    const int64_t n = v->type.is_block() ? v->type.numel() : 1;
+    if (!v->def) {
+      // A parameter: D is 16 (bytes for pointers, the value for integers).
+      a.div = v->facts.divisible16 ? 16 : 1;
+    } else if (v->type.rank <= 1) {
+      const ir::Op &op = *v->def;
+      auto in = [&](int i) { return axis(op.operands[i]); };
+      const int64_t elem = v->type.pointer ? static_cast<int64_t>(dtype_size(v->type.elem)) : 1;
+      switch (op.kind) {
+      case OpKind::Constant:
+        a = {1, v->type.is_float() ? 1 : pow2_divisor(op.i), n};
+        break;
+      case OpKind::Splat: {
+        AxisInfo s0 = in(0);
+        a = {1, s0.div, n};
+        break;
+      }
+      case OpKind::Arange: a = {n, pow2_divisor(op.i), 1}; break;
+      case OpKind::Binary: {
+        const AxisInfo x = in(0), y = in(1);
+        const auto bop = static_cast<BinaryOp>(op.sub);
+        if (bop == BinaryOp::Add || bop == BinaryOp::Sub) {
+          a.contig = std::max(std::gcd(x.contig, y.constancy), std::gcd(y.contig, x.constancy));
+          a.div = std::gcd(x.div, y.div);
+          a.constancy = std::gcd(x.constancy, y.constancy);
+        } else if (bop == BinaryOp::Mul) {
+          a.div = std::min<int64_t>(x.div * y.div, int64_t{1} << 30);
+          a.constancy = std::gcd(x.constancy, y.constancy);
+        } else {
+          a.constancy = std::gcd(x.constancy, y.constancy);
+        }
+        break;
+      }
+      case OpKind::AddPtr: {
+        const AxisInfo p = in(0), o = in(1);
+        a.contig = std::max(std::gcd(p.contig, o.constancy), std::gcd(o.contig, p.constancy));
+        a.div = std::gcd(p.div, std::min<int64_t>(o.div * elem, int64_t{1} << 30));
+        a.constancy = std::gcd(p.constancy, o.constancy);
+        break;
+      }
+      case OpKind::Compare: {
+        // `offs < n`: equal across a run of offs that no multiple of n's divisor splits.
+        const AxisInfo x = in(0), y = in(1);
+        a.constancy = std::gcd(x.constancy, y.constancy);
+        if (y.constancy >= n && x.contig > 1)
+          a.constancy = std::max(a.constancy, std::gcd(x.contig, std::gcd(x.div, y.div)));
+        if (x.constancy >= n && y.contig > 1)
+          a.constancy = std::max(a.constancy, std::gcd(y.contig, std::gcd(x.div, y.div)));
+        break;
+      }
+      default: break;
+      }
+    }
+    axis_[v] = a;
+    return a;
+  }
+
+  /// Whether the V elements of each run of `ptr` (and `mask`) can move as one
+  /// vector: contiguous, aligned to the vector, and one mask value per run.
+  bool vector_ok(const ir::Value *ptr, const ir::Value *mask, int64_t v) {
+    if (v < 2 || ptr->type.rank != 1)
+      return false;
+    const int64_t bytes = v * static_cast<int64_t>(dtype_size(ptr->type.elem));
+    if (bytes > 16 || ptr->type.elem == DType::i1)
+      return false;
+    const AxisInfo p = axis(ptr);
+    if (p.contig % v != 0 || p.div % bytes != 0)
+      return false;
+    return !mask || axis(mask).constancy % v == 0;
+  }
+
+  /// `@p ld.global.v{V}.b{bits}` of V elements at `ptr`, with `others` where masked off.
+  std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &others,
+                                         DType t) {
+    llvm::Type *mt = mem_type(t);
+    unsigned bits = 0;
+    const char *cls = ptx_class(mt, &bits);
+    const size_t v = others.size();
+    std::string regs, movs, cons;
+    for (size_t j = 0; j < v; ++j) {
+      regs += (j ? ", $" : "$") + std::to_string(j);
+      movs += "mov.b" + std::to_string(bits) + " $" + std::to_string(j) + ", $" + std::to_string(v + 2 + j) + "; ";
+      cons += std::string(j ? ",=" : "=") + cls;
+    }
+    cons += ",l,r";
+    for (size_t j = 0; j < v; ++j)
+      cons += std::string(",") + cls;
+    const std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(v + 1) + ", 0; " + movs +
+                             "@p ld.global.v" + std::to_string(v) + ".b" + std::to_string(bits) + " {" + regs + "}, [$" +
+                             std::to_string(v) + "]; }";
+    std::vector<llvm::Type *> rts(v, mt);
+    std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
+    std::vector<llvm::Value *> args = {ptr, mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+    for (llvm::Value *o : others) {
+      params.push_back(mt);
+      args.push_back(to_mem(o, t));
+    }
+    auto *fty = llvm::FunctionType::get(llvm::StructType::get(ctx_, rts), params, false);
+    llvm::Value *r = b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, false), args);
+    std::vector<llvm::Value *> out;
+    for (size_t j = 0; j < v; ++j)
+      out.push_back(from_mem(b_.CreateExtractValue(r, static_cast<unsigned>(j)), t));
+    return out;
+  }
+
+  void vector_store(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &vals) {
+    unsigned bits = 0;
+    const char *cls = ptx_class(vals[0]->getType(), &bits);
+    const size_t v = vals.size();
+    std::string regs, cons = "l,r";
+    for (size_t j = 0; j < v; ++j) {
+      regs += (j ? ", $" : "$") + std::to_string(j + 2);
+      cons += std::string(",") + cls;
+    }
+    cons += ",~{memory}";
+    const std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global.v" + std::to_string(v) + ".b" +
+                             std::to_string(bits) + " [$0], {" + regs + "}; }";
+    std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
+    std::vector<llvm::Value *> args = {ptr, mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+    for (llvm::Value *x : vals) {
+      params.push_back(x->getType());
+      args.push_back(x);
+    }
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+  }
+
+  /// The PTX register class and width of a memory element, for inline asm.
+  static const char *ptx_class(llvm::Type *t, unsigned *bits) {
+    *bits = t->getPrimitiveSizeInBits();
+    if (t->isFloatTy())
+      return "f";
+    if (t->isDoubleTy())
+      return "d";
+    if (t->isIntegerTy(16) || t->isHalfTy())
+      return "h";
+    if (t->isIntegerTy(32))
+      return "r";
+    if (t->isIntegerTy(64) || t->isPointerTy())
+      return "l";
+    return nullptr;
+  }
+
+  /// GPU masked load as one predicated PTX instruction (as Triton emits it)
+  /// instead of a branch per element: smaller code, faster to compile, no
+  /// divergence. Null when the element type has no plain register class.
+  llvm::Value *predicated_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other, DType t) {
+    llvm::Type *mt = mem_type(t);
+    unsigned bits = 0;
+    const char *cls = ptx_class(mt, &bits);
+    if (!cls || t == DType::i1)
+      return nullptr;
+    const std::string b = std::to_string(bits);
+    const std::string asm_text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b" + b + " $0, $3; @p ld.global.b" + b +
+                                 " $0, [$1]; }";
+    const std::string cons = std::string("=") + cls + ",l,r," + cls;
+    auto *fty = llvm::FunctionType::get(mt, {b_.getPtrTy(), b_.getInt32Ty(), mt}, false);
+    auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/false);
+    llvm::Value *r = b_.CreateCall(ia, {ptr, b_.CreateZExt(mask, b_.getInt32Ty()), to_mem(other, t)});
+    return from_mem(r, t);
+  }
+
+  /// GPU masked store as one predicated PTX instruction; false if unsupported.
+  bool predicated_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) {
+    unsigned bits = 0;
+    const char *cls = ptx_class(v->getType(), &bits);
+    if (!cls || bits < 16)
+      return false;
+    const std::string b = std::to_string(bits);
+    const std::string asm_text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.global.b" + b + " [$0], $1; }";
+    const std::string cons = std::string("l,") + cls + ",r,~{memory}";
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), v->getType(), b_.getInt32Ty()}, false);
+    auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/true);
+    b_.CreateCall(ia, {ptr, v, b_.CreateZExt(mask, b_.getInt32Ty())});
+    return true;
+  }
+
   /// Runs `f(idx)` for every element of `shape`, or once for a scalar.
   void each(const Type &shape, const std::function<void(const Idx &)> &f) {
     if (shape.is_block())
@@ -801,6 +1033,31 @@ private:
     const Type et = res->type.element();
     const bool has_mask = op.i & 1, has_other = op.i & 2;
     llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
+    const int64_t v = res->type.is_block() ? vec_of(res->type.numel()) : 1;
+    if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[1] : nullptr, v)) {
+      for_groups(res->type, [&](llvm::Value *k, llvm::Value *first, int64_t) {
+        Idx at{};
+        at[0] = first;
+        llvm::Value *ptr = nullptr, *m = nullptr;
+        std::vector<llvm::Value *> others;
+        with_slot(k, 0, v, [&] {
+          ptr = element(op.operands[0], at);
+          m = has_mask ? element(op.operands[1], at) : nullptr;
+        });
+        for (int64_t j = 0; j < v; ++j) {
+          Idx aj{};
+          aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
+          with_slot(k, j, v, [&] {
+            others.push_back(has_other ? element(op.operands[2], aj) : llvm::Constant::getNullValue(reg_type(et)));
+          });
+        }
+        std::vector<llvm::Value *> vals = vector_load(ptr, m, others, et.elem);
+        for (int64_t j = 0; j < v; ++j)
+          with_slot(k, j, v, [&] { b_.CreateStore(vals[j], buf_ptr(res->type, buf, nullptr)); });
+      });
+      set(res, nullptr, buf);
+      return;
+    }
     llvm::Value *out = nullptr;
     each(res->type, [&](const Idx &idx) {
       llvm::Value *ptr = element(op.operands[0], idx);
@@ -808,7 +1065,9 @@ private:
       if (has_mask) {
         llvm::Value *other = has_other ? element(op.operands[2], idx) : llvm::Constant::getNullValue(reg_type(et));
         llvm::Value *m = element(op.operands[1], idx);
-        v = guarded(m, [&] { return load_elem(ptr, et.elem); }, other);
+        v = gpu_ ? predicated_load(ptr, m, other, et.elem) : nullptr;
+        if (!v)
+          v = guarded(m, [&] { return load_elem(ptr, et.elem); }, other);
       } else {
         v = load_elem(ptr, et.elem);
       }
@@ -823,6 +1082,27 @@ private:
   void lower_store(const ir::Op &op) {
     const DType et = op.operands[0]->type.elem;
     const bool has_mask = op.operands.size() > 2;
+    const Type &shape = op.operands[0]->type;
+    const int64_t v = shape.is_block() ? vec_of(shape.numel()) : 1;
+    if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[2] : nullptr, v)) {
+      for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t) {
+        Idx at{};
+        at[0] = first;
+        llvm::Value *ptr = nullptr, *m = nullptr;
+        std::vector<llvm::Value *> vals;
+        with_slot(k, 0, v, [&] {
+          ptr = element(op.operands[0], at);
+          m = has_mask ? element(op.operands[2], at) : nullptr;
+        });
+        for (int64_t j = 0; j < v; ++j) {
+          Idx aj{};
+          aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
+          with_slot(k, j, v, [&] { vals.push_back(to_mem(element(op.operands[1], aj), et)); });
+        }
+        vector_store(ptr, m, vals);
+      });
+      return;
+    }
     each(op.operands[0]->type, [&](const Idx &idx) {
       llvm::Value *ptr = element(op.operands[0], idx);
       llvm::Value *v = element(op.operands[1], idx);
@@ -831,10 +1111,13 @@ private:
         return nullptr;
       };
       auto masked = [&] {
-        if (has_mask)
-          guarded(element(op.operands[2], idx), store, nullptr);
-        else
+        if (!has_mask) {
           store();
+          return;
+        }
+        llvm::Value *m = element(op.operands[2], idx);
+        if (!gpu_ || !predicated_store(ptr, m, to_mem(v, et)))
+          guarded(m, store, nullptr);
       };
       if (op.operands[0]->type.is_block())
         masked();
@@ -1451,6 +1734,7 @@ private:
   unsigned shared_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
+  std::unordered_map<const ir::Value *, AxisInfo> axis_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -130,14 +131,36 @@ std::optional<Cubin> with_ptxas(const std::string &ptx, int sm) {
   return c;
 }
 
+/// The number before `what` in the assembler's log ("Used 12 registers").
+int number_before(const std::string &log, const std::string &what) {
+  const size_t at = log.find(what);
+  if (at == std::string::npos)
+    return -1;
+  size_t b = at;
+  while (b > 0 && log[b - 1] == ' ')
+    --b;
+  size_t e = b;
+  while (b > 0 && std::isdigit(static_cast<unsigned char>(log[b - 1])))
+    --b;
+  return b == e ? -1 : std::stoi(log.substr(b, e - b));
+}
+
+Cubin with_resources(Cubin c) {
+  c.registers = number_before(c.log, " registers");
+  const int stores = number_before(c.log, " bytes spill stores"), loads = number_before(c.log, " bytes spill loads");
+  if (stores >= 0 && loads >= 0)
+    c.spill_bytes = stores + loads;
+  return c;
+}
+
 } // namespace
 
 std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
   if (const NvJitLink *a = load_nvjitlink())
     if (auto c = with_nvjitlink(*a, ptx, sm))
-      return c;
+      return with_resources(std::move(*c));
   if (auto c = with_ptxas(ptx, sm))
-    return c;
+    return with_resources(std::move(*c));
   if (why)
     *why = "neither libnvJitLink.so.13 nor ptxas is available";
   return std::nullopt;

@@ -36,6 +36,8 @@ struct CompiledKernel {
   std::string specialization; ///< "(x_ptr: *fp32:D, n: i32, BLOCK: constexpr=1024)"
   Options options;
   uint32_t shared_bytes = 0;
+  int registers = -1;   ///< per thread, from the assembler (cuda; -1 if unknown)
+  int spill_bytes = -1; ///< spill stores + loads, from the assembler (cuda; -1 if unknown)
   std::vector<StageTime> times;
   std::string hash;           ///< hex SHA-256 of `binary`
   std::string key;            ///< hex compile key (set by the runtime; names the disk cache entry)

@@ -142,7 +142,13 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     for (const std::string &stage : stages)
       if (stage != "obj" && stage != "cubin")
         texts[stage] = text_of(stage);
-    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", texts}}.dump() << "\n";
+    nlohmann::json times = nlohmann::json::object();
+    for (const StageTime &t : k.times)
+      times[t.stage] = t.ms;
+    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", texts}, {"stages_ms", times},
+                                {"registers", k.registers}, {"spill_bytes", k.spill_bytes}}
+                     .dump()
+              << "\n";
     return;
   }
   std::cout << text_of(last);

@@ -65,7 +65,9 @@ private:
 void warmup(const WarmupOptions &o, const CommonOptions &common) {
   apply_common_options(common);
   if (common.backend == "cuda")
-    throw Error("kiln warmup --backend cuda: the cuda backend is not available in this build yet");
+    set_device(Device{Backend::cuda, 0});
+  else if (common.backend == "cpu")
+    set_device(Device{Backend::cpu, 0});
 
   std::ifstream in(o.file);
   if (!in)
