@@ -29,20 +29,8 @@
 #include <kiln/hooks.hpp>
 #include <kiln/kiln.hpp>
 
-// Under ThreadSanitizer (KILN_SANITIZE=thread): oneTBB is not built with
-// TSan, so the synchronization inside libtbb is invisible to it. Accesses
-// whose top frame is TBB's own header code (task objects built on one thread,
-// run or freed on another) and tbb::parallel_for's bookkeeping (the CPU
-// driver's launch) are false positives; async/compile_pool.cpp annotates the
-// pool's own hand-off. A race in kiln's code still reports.
-#if defined(__SANITIZE_THREAD__)
-extern "C" const char *__tsan_default_suppressions() {
-  return "race_top:oneapi/tbb/\n"
-         "race:tbb::detail::d1::start_for\n"
-         "race:tbb::detail::d1::tree_node\n"
-         "race:tbb::detail::d1::fold_tree\n";
-}
-#endif
+// Under ThreadSanitizer, tests/main.cpp suppresses oneTBB's own internals
+// (not built with TSan); the pool's hand-offs are annotated, not suppressed.
 
 namespace {
 
