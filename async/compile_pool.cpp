@@ -30,10 +30,46 @@ CompilePool::CompilePool(int threads)
     // itself instead of handing its wait to a worker once one is free.
     : threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
       workers_(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads_) + 1),
-      arena_(threads_ + 1, 1) {}
+      arena_(threads_ + 1, 1) {
+  namespace flow = tbb::flow;
+  // Built inside the arena, the graph runs its tasks there.
+  arena_.execute([&] {
+    graph_ = std::make_unique<flow::graph>();
+    // Each node tells TSan about the hand-off from the node before (see above).
+    pick_ = std::make_unique<flow::function_node<int, JobPtr>>(*graph_, flow::unlimited, [this](int) {
+      KILN_TSAN_ACQUIRE();
+      JobPtr job = pick();
+      KILN_TSAN_RELEASE();
+      return job;
+    });
+    for (std::size_t i = 0; i < Job::kMaxStages; ++i)
+      stages_.push_back(std::make_unique<flow::function_node<JobPtr, JobPtr>>(
+          *graph_, flow::unlimited, [i](JobPtr job) {
+            KILN_TSAN_ACQUIRE();
+            if (job)
+              job->run_stage(i);
+            KILN_TSAN_RELEASE();
+            return job;
+          }));
+    finish_ = std::make_unique<flow::function_node<JobPtr>>(*graph_, flow::unlimited, [](JobPtr job) {
+      KILN_TSAN_ACQUIRE();
+      if (job)
+        job->complete();
+      KILN_TSAN_RELEASE();
+      return flow::continue_msg();
+    });
+    flow::make_edge(*pick_, *stages_.front());
+    for (std::size_t i = 1; i < stages_.size(); ++i)
+      flow::make_edge(*stages_[i - 1], *stages_[i]);
+    flow::make_edge(*stages_.back(), *finish_);
+  });
+}
 
 CompilePool::~CompilePool() {
-  arena_.execute([&] { group_.wait(); });
+  arena_.execute([&] {
+    group_.wait();
+    graph_->wait_for_all();
+  });
   KILN_TSAN_ACQUIRE();
 }
 
@@ -42,14 +78,15 @@ void CompilePool::submit(const std::shared_ptr<Job> &job) {
     std::lock_guard lock(mutex_);
     queue_.push_back(job);
   }
-  // One runner per job; a runner takes whichever job is most urgent when it
-  // starts, not necessarily the one it was spawned for. enqueue, not
-  // execute(run): execute() must take an arena slot, and while the workers
-  // hold them all it blocks until one is free, so a launch would wait behind
-  // the compiles in flight (holding its cache entry's lock).
+  // One token into the graph per job; the pick node takes whichever job is
+  // most urgent when it runs, not necessarily this one. The token goes in
+  // from a task enqueued in the arena, not from here: execute() or a
+  // try_put from outside must take an arena slot, and while the workers hold
+  // them all it blocks until one is free, so a launch would wait behind the
+  // compiles in flight (holding its cache entry's lock).
   tbb::task_handle task = group_.defer([this] {
     KILN_TSAN_ACQUIRE();
-    run_next();
+    pick_->try_put(0);
     KILN_TSAN_RELEASE();
   });
   KILN_TSAN_RELEASE();
@@ -65,22 +102,20 @@ void CompilePool::prioritize(const std::shared_ptr<Job> &job) {
   }
 }
 
-void CompilePool::run_next() {
+std::shared_ptr<Job> CompilePool::pick() {
   for (;;) {
     std::shared_ptr<Job> job;
     {
       std::lock_guard lock(mutex_);
       auto &q = !urgent_.empty() ? urgent_ : queue_;
       if (q.empty())
-        return;
+        return nullptr;
       job = std::move(q.front());
       q.pop_front();
     }
     // A waiter may have claimed it to run it itself; then try the next one.
-    if (job->claim()) {
-      job->execute();
-      return;
-    }
+    if (job->claim())
+      return job;
   }
 }
 

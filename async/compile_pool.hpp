@@ -1,13 +1,18 @@
-// A bounded pool of compile workers on a oneTBB arena. Jobs wait in a FIFO;
-// a job someone is blocked on jumps the queue, and the blocked thread may
-// simply run it itself (Job::wait), so a launch never waits behind
-// background warmup.
+// The compile task graph: a oneTBB flow graph in an arena of `threads`
+// workers, with a node per compile stage (pick -> stage 0 .. 3 -> finish), so
+// the stages of many compiles run as separate tasks and the arena bounds how
+// many run at once (LLVM is single-threaded inside each, so there is no
+// oversubscription). Jobs wait in a FIFO until the pick node takes one; a job
+// someone is blocked on jumps the queue, and the blocked thread may simply
+// run it itself if it has not started (Job::wait), so a launch never waits
+// behind background warmup.
 #pragma once
 
 #include <deque>
 #include <memory>
 #include <mutex>
 
+#include <tbb/flow_graph.h>
 #include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -31,14 +36,20 @@ public:
   void prioritize(const std::shared_ptr<Job> &job);
 
 private:
-  void run_next();
+  /// The pick node: the most urgent queued job this pool can claim, or null.
+  std::shared_ptr<Job> pick();
 
   int threads_;
   // oneTBB's default is one worker fewer than cores, counting on the caller
   // to work too; our callers only enqueue, so ask for `threads` workers.
   tbb::global_control workers_;
   tbb::task_arena arena_;
-  tbb::task_group group_;
+  tbb::task_group group_; // the feeding tasks, so the destructor can wait for them
+  std::unique_ptr<tbb::flow::graph> graph_;
+  using JobPtr = std::shared_ptr<Job>;
+  std::unique_ptr<tbb::flow::function_node<int, JobPtr>> pick_;
+  std::vector<std::unique_ptr<tbb::flow::function_node<JobPtr, JobPtr>>> stages_;
+  std::unique_ptr<tbb::flow::function_node<JobPtr>> finish_;
   std::mutex mutex_;
   std::deque<std::shared_ptr<Job>> urgent_, queue_;
 };

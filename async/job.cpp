@@ -5,12 +5,31 @@
 namespace kiln::async {
 
 void Job::execute() {
+  for (std::size_t i = 0; i < stages_.size(); ++i)
+    run_stage(i);
+  complete();
+}
+
+void Job::run_stage(std::size_t i) {
+  if (error_ || i >= stages_.size())
+    return;
   try {
-    result_ = compile_();
+    stages_[i]();
   } catch (...) {
     error_ = std::current_exception();
   }
-  compile_ = nullptr; // drop what the compile captured as soon as it is done
+}
+
+void Job::complete() {
+  if (!error_) {
+    try {
+      result_ = compile_();
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+  }
+  stages_.clear(); // drop what the compile captured as soon as it is done
+  compile_ = nullptr;
   {
     std::lock_guard lock(mutex_);
     state_.store(State::Done, std::memory_order_release);

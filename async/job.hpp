@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "kiln/compiled_kernel.hpp"
 
@@ -20,11 +21,18 @@ class Job {
 public:
   enum class State : int { Queued, Running, Done };
   using CompileFn = std::function<std::shared_ptr<void>()>;
+  using StageFn = std::function<void()>;
   using FinalizeFn = std::function<const CompiledKernel *(std::shared_ptr<void>, std::exception_ptr)>;
+  /// The pool's task graph has a node per stage; a job has at most this many.
+  static constexpr std::size_t kMaxStages = 4;
 
+  /// `stages` run in order (each may be on another thread), then `result`
+  /// gives the job's result; the first one to throw ends the job.
+  Job(std::string key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize, bool ignore_errors)
+      : key_(std::move(key)), stages_(std::move(stages)), compile_(std::move(result)),
+        finalize_(std::move(finalize)), ignore_errors_(ignore_errors) {}
   Job(std::string key, CompileFn compile, FinalizeFn finalize, bool ignore_errors)
-      : key_(std::move(key)), compile_(std::move(compile)), finalize_(std::move(finalize)),
-        ignore_errors_(ignore_errors) {}
+      : Job(std::move(key), {}, std::move(compile), std::move(finalize), ignore_errors) {}
 
   const std::string &key() const { return key_; }
   State state() const { return state_.load(std::memory_order_acquire); }
@@ -35,8 +43,12 @@ public:
     State expected = State::Queued;
     return state_.compare_exchange_strong(expected, State::Running, std::memory_order_acq_rel);
   }
-  /// Runs a claimed job's compile and wakes its waiters. Never throws.
+  /// Runs a claimed job's stages and result and wakes its waiters. Never throws.
   void execute();
+  /// Stage `i` of a claimed job, unless an earlier one failed. Never throws.
+  void run_stage(std::size_t i);
+  /// After the stages: the result, then done; wakes the waiters. Never throws.
+  void complete();
   /// Blocks until done (the pool runs it, or this thread does if still queued).
   void wait(CompilePool &pool);
   /// Runs the finalizer once and returns its kernel; rethrows the compile
@@ -54,6 +66,7 @@ public:
 
 private:
   std::string key_;
+  std::vector<StageFn> stages_;
   CompileFn compile_;
   FinalizeFn finalize_;
   bool ignore_errors_;

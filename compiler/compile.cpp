@@ -5,6 +5,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -79,50 +80,81 @@ std::string specialization_str(const frontend::JitFunctionInfo &fn, const std::v
   return s + ")";
 }
 
-CompileOutput compile(const CompileRequest &r) {
+/// What one compile carries from stage to stage.
+struct Compilation::State {
+  explicit State(CompileRequest req) : r(std::move(req)), timer(out.kernel.times) {}
+
+  CompileRequest r;
+  GlobalValues own_globals;
   CompileOutput out;
-  CompiledKernel &k = out.kernel;
-  StageTimer timer(k.times);
+  StageTimer timer;
+  std::optional<frontend::IrGenResult> gen;
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::Module> mod;
+  std::string unoptimized;
+  bool gpu() const { return r.target.kind == Target::Kind::Cuda; }
+};
+
+Compilation::Compilation(CompileRequest request) : s_(std::make_unique<State>(std::move(request))) {
+  const CompileRequest &r = s_->r;
+  CompiledKernel &k = s_->out.kernel;
   k.name = r.function->name;
   k.target = r.target.str();
   k.options = r.options;
+  k.entry = k.name;
   k.specialization = specialization_str(*r.function, r.params);
   for (size_t i = 0; i < r.params.size(); ++i)
     if (!r.params[i].is_constexpr)
       k.params.push_back({r.function->params[i].name, r.params[i].dtype, r.params[i].is_pointer});
+  if (!r.globals) {
+    s_->own_globals = r.module->globals;
+    s_->r.globals = &s_->own_globals;
+  }
+}
 
-  GlobalValues own;
-  if (!r.globals)
-    own = r.module->globals;
-  auto gen = frontend::generate_ir(*r.function, r.params, r.globals ? *r.globals : own, r.options);
-  out.used_globals = std::move(gen.used_globals);
-  k.stages["ir"] = ir::print(gen.program);
-  timer.stage("ir");
+Compilation::~Compilation() = default;
+Compilation::Compilation(Compilation &&) noexcept = default;
 
-  const bool gpu = r.target.kind == Target::Kind::Cuda;
-  llvm::LLVMContext ctx;
-  auto tm = llvmgen::target_machine(r.target, r.options);
+void Compilation::frontend() {
+  State &s = *s_;
+  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.options);
+  s.out.used_globals = std::move(s.gen->used_globals);
+  s.out.kernel.stages["ir"] = ir::print(s.gen->program);
+  s.timer.stage("ir");
+}
+
+void Compilation::optimize() {
+  State &s = *s_;
+  CompiledKernel &k = s.out.kernel;
+  s.tm = llvmgen::target_machine(s.r.target, s.r.options);
   llvmgen::LoweringResult lowered = llvmgen::lower_tile_ir(
-      gen.program, r.options, gpu ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, ctx);
-  llvm::Module &mod = *lowered.module;
+      s.gen->program, s.r.options, s.gpu() ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, s.ctx);
+  s.gen.reset(); // the tile IR is done with
+  s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;
-  llvmgen::prepare_module(mod, *tm);
-  timer.stage("llir");
-  const std::string unoptimized = r.dump_dir.empty() ? std::string() : llvmgen::print_module(mod);
-  llvmgen::optimize(mod, *tm);
-  k.stages["llir"] = llvmgen::print_module(mod);
-  timer.stage("opt");
-  k.entry = k.name;
-  if (!gpu) {
-    k.binary = llvmgen::emit_object(mod, *tm);
+  llvmgen::prepare_module(*s.mod, *s.tm);
+  s.timer.stage("llir");
+  if (!s.r.dump_dir.empty())
+    s.unoptimized = llvmgen::print_module(*s.mod);
+  llvmgen::optimize(*s.mod, *s.tm);
+  k.stages["llir"] = llvmgen::print_module(*s.mod);
+  s.timer.stage("opt");
+}
+
+void Compilation::codegen() {
+  State &s = *s_;
+  CompiledKernel &k = s.out.kernel;
+  if (!s.gpu()) {
+    k.binary = llvmgen::emit_object(*s.mod, *s.tm);
     k.binary_kind = "obj";
-    timer.stage("obj");
+    s.timer.stage("obj");
   } else {
-    const std::string ptx = llvmgen::emit_assembly(mod, *tm);
+    const std::string ptx = llvmgen::emit_assembly(*s.mod, *s.tm);
     k.stages["ptx"] = ptx;
-    timer.stage("ptx");
+    s.timer.stage("ptx");
     std::string why;
-    if (auto cubin = nvptx::ptx_to_cubin(ptx, r.target.sm, &why)) {
+    if (auto cubin = nvptx::ptx_to_cubin(ptx, s.r.target.sm, &why)) {
       k.binary = std::move(cubin->image);
       k.binary_kind = "cubin";
       k.stages["cubin_log"] = cubin->via + ": " + cubin->log;
@@ -134,12 +166,30 @@ CompileOutput compile(const CompileRequest &r) {
       k.binary_kind = "ptx";
       k.stages["cubin_log"] = why + "; the driver will assemble the PTX at load";
     }
-    timer.stage("cubin");
+    s.timer.stage("cubin");
   }
+  s.mod.reset();
+  s.tm.reset();
   k.hash = sha256_hex(std::string_view(reinterpret_cast<const char *>(k.binary.data()), k.binary.size()));
-  if (!r.dump_dir.empty())
-    dump_stages(r.dump_dir, k, unoptimized);
-  return out;
+  if (!s.r.dump_dir.empty())
+    dump_stages(s.r.dump_dir, k, s.unoptimized);
+}
+
+void Compilation::run_stage(int i) {
+  switch (i) {
+  case 0: return frontend();
+  case 1: return optimize();
+  default: return codegen();
+  }
+}
+
+CompileOutput Compilation::take() { return std::move(s_->out); }
+
+CompileOutput compile(const CompileRequest &r) {
+  Compilation c(r);
+  for (int i = 0; i < Compilation::kStages; ++i)
+    c.run_stage(i);
+  return c.take();
 }
 
 } // namespace kiln::compiler

@@ -36,6 +36,31 @@ struct CompileOutput {
 /// Throws CompileError for the user's mistakes.
 CompileOutput compile(const CompileRequest &request);
 
+/// One compile, stage by stage, so that a task graph can run the stages of
+/// many compiles as separate nodes: frontend (tile IR), optimize (LLVM IR,
+/// O3), codegen (object, or PTX and cubin). Stages run in order, one at a
+/// time, on any thread. Each throws as compile() does.
+class Compilation {
+public:
+  static constexpr int kStages = 3;
+
+  explicit Compilation(CompileRequest request);
+  ~Compilation();
+  Compilation(Compilation &&) noexcept;
+
+  void frontend();
+  void optimize();
+  void codegen();
+  /// Stage `i` of kStages.
+  void run_stage(int i);
+  /// The result, after every stage ran.
+  CompileOutput take();
+
+private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
 /// "(x_ptr: *fp32:D, n: i32, BLOCK: constexpr=1024)".
 std::string specialization_str(const frontend::JitFunctionInfo &fn,
                                const std::vector<ParamSpec> &params);

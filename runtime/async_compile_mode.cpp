@@ -90,6 +90,13 @@ std::size_t AsyncCompileMode::outstanding() const {
 }
 
 FutureKernel AsyncCompileMode::submit(const std::string &key, CompileFn compile, FinalizeFn finalize) {
+  return submit(key, {}, std::move(compile), std::move(finalize));
+}
+
+FutureKernel AsyncCompileMode::submit(const std::string &key, std::vector<StageFn> stages, CompileFn compile,
+                                      FinalizeFn finalize) {
+  if (stages.size() > async::Job::kMaxStages)
+    throw Error("a compile job has at most " + std::to_string(async::Job::kMaxStages) + " stages");
   State &st = *state_;
   std::shared_ptr<async::Job> job;
   {
@@ -100,7 +107,8 @@ FutureKernel AsyncCompileMode::submit(const std::string &key, CompileFn compile,
     if (auto it = st.by_key.find(key);
         it != st.by_key.end() && !(it->second->finalized() && it->second->error()))
       return FutureKernel(it->second);
-    job = std::make_shared<async::Job>(key, std::move(compile), std::move(finalize), config_.ignore_errors);
+    job = std::make_shared<async::Job>(key, std::move(stages), std::move(compile), std::move(finalize),
+                                       config_.ignore_errors);
     job->self = job;
     job->pool = &st.pool;
     job->on_done = [&st](const std::shared_ptr<async::Job> &j) {

@@ -5,6 +5,7 @@
 #include "runtime/jit_function.hpp"
 
 #include <bit>
+#include <optional>
 #include <cstring>
 
 #include "compiler/compile.hpp"
@@ -319,21 +320,41 @@ struct CompileJob {
   int device = 0;
   bool warmup = false;
 
-  std::shared_ptr<LoadedKernel> run() const {
-    compiler::CompileRequest req = request;
-    req.globals = &globals;
-    compiler::CompileOutput out = compiler::compile(req);
+  // The stages, in order: tile IR, LLVM IR + O3, code generation, loading
+  // on the device. The async pool runs each as a node of its task graph.
+  std::optional<compiler::Compilation> compilation;
+  std::shared_ptr<LoadedKernel> loaded;
+
+  void stage(int i) {
+    if (i == 0) {
+      compiler::CompileRequest req = request;
+      req.globals = &globals;
+      compilation.emplace(std::move(req));
+    }
+    if (i < compiler::Compilation::kStages) {
+      compilation->run_stage(i);
+      return;
+    }
+    compiler::CompileOutput out = compilation->take();
+    compilation.reset();
     auto lk = std::make_shared<LoadedKernel>();
     lk->compiled = std::move(out.kernel);
     lk->compiled.key = key;
     lk->binary = driver->load(lk->compiled, device);
-    lk->specs = std::move(req.params);
-    for (unsigned i = 0; i < lk->specs.size(); ++i)
-      if (!lk->specs[i].is_constexpr)
-        lk->slots.push_back({static_cast<uint16_t>(i), pack_kind(lk->specs[i])});
+    lk->specs = request.params;
+    for (unsigned p = 0; p < lk->specs.size(); ++p)
+      if (!lk->specs[p].is_constexpr)
+        lk->slots.push_back({static_cast<uint16_t>(p), pack_kind(lk->specs[p])});
     lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
     lk->globals_version.store(globals_version, std::memory_order_relaxed);
-    return lk;
+    loaded = std::move(lk);
+  }
+  static constexpr int kStages = compiler::Compilation::kStages + 1;
+
+  std::shared_ptr<LoadedKernel> run() {
+    for (int i = 0; i < kStages; ++i)
+      stage(i);
+    return std::move(loaded);
   }
 };
 
@@ -411,7 +432,14 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       // two Modules of one file share compile keys but not cache entries.
       const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
       entry->future = mode->submit(
-          submit_key, [job] { return std::static_pointer_cast<void>(job->run()); },
+          submit_key,
+          [job] {
+            std::vector<AsyncCompileMode::StageFn> stages;
+            for (int i = 0; i < CompileJob::kStages; ++i)
+              stages.push_back([job, i] { job->stage(i); });
+            return stages;
+          }(),
+          [job] { return std::static_pointer_cast<void>(std::move(job->loaded)); },
           [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
             std::lock_guard l(entry->compile_mutex);
             entry->future = FutureKernel(); // on failure the next launch retries

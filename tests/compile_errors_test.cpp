@@ -126,17 +126,17 @@ TEST_CASE("compile errors: 'break' is refused when compiling and suggests a whil
   check_display(e, "        break");
 }
 
-TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.join) says so at the call") {
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.sort) says so at the call") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    a = tl.arange(0, 16)\n"
-                                             "    b = tl.join(a, a)\n",
+                                             "    b = tl.sort(a, a)\n",
                                              ptr_and_n());
   CHECK(e.line() == 7);
-  CHECK(e.col() == 12); // `join`, the call's name
+  CHECK(e.col() == 12); // `sort`, the call's name
   CHECK(e.message() ==
-        "tl.join is not supported by kiln yet; express it with the tl.* builtins kiln supports");
-  check_display(e, "    b = tl.join(a, a)");
+        "tl.sort is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.sort(a, a)");
 }
 
 TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {

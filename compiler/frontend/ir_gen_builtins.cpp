@@ -541,6 +541,70 @@ Val permute(IrGen &g, CallArgs &a, const char *fn, bool default_reverse) {
 Val tl_trans(IrGen &g, CallArgs &a) { return permute(g, a, "tl.trans", true); }
 Val tl_permute(IrGen &g, CallArgs &a) { return permute(g, a, "tl.permute", false); }
 
+/// An i1 block of `shape` (last dim 2) that is true where the last index is 0.
+ir::Value *first_of_pair(IrGen &g, const Type &shape) {
+  Type t = Type::scalar(DType::i32);
+  t.rank = 1;
+  t.shape[0] = 2;
+  ir::Op *ar = g.builder().create(OpKind::Arange, {}, {t});
+  ar->i = 0;
+  ir::Value *zero = g.builder().constant_int(Type::scalar(DType::i32), 0);
+  ir::Value *is0 = g.sem().compare(Op::Eq, {ar->result()}, {zero, true});
+  return g.sem().broadcast_to(is0, shape.with_element(Type::scalar(DType::i1)));
+}
+
+// tl.join(a, b): a new last dim of 2, built from existing ops (a select over
+// an arange), so every backend gets it for free.
+Val tl_join(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "a", "tl.join"), *y = tensor_arg(g, a, 1, "b", "tl.join");
+  g.sem().broadcast_pair(x, y);
+  if (x->type.elem != y->type.elem || x->type.pointer != y->type.pointer)
+    g.fail("tl.join needs two blocks of the same dtype, got " + x->type.element().str() + " and " +
+           y->type.element().str());
+  if (!x->type.is_block()) {
+    x = g.sem().expand_dims(x, 0);
+    y = g.sem().expand_dims(y, 0);
+  }
+  x = g.sem().expand_dims(x, x->type.rank);
+  y = g.sem().expand_dims(y, y->type.rank);
+  int64_t dims[Type::kMaxRank];
+  for (int d = 0; d < x->type.rank; ++d)
+    dims[d] = x->type.shape[d];
+  dims[x->type.rank - 1] = 2;
+  const Type shape = x->type.with_shape(dims, x->type.rank);
+  ir::Value *sel = first_of_pair(g, shape);
+  return Val::tensor(g.sem().elementwise(OpKind::Select, 0, {sel, g.sem().broadcast_to(x, shape),
+                                                                 g.sem().broadcast_to(y, shape)},
+                                         shape));
+}
+
+// tl.split(x): the two halves of a last dim of 2, as a sum over that dim of
+// the element kept (-0.0 elsewhere for floats, so the value is exact).
+Val tl_split(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "a", "tl.split");
+  if (!x->type.is_block() || x->type.shape[x->type.rank - 1] != 2)
+    g.fail("tl.split needs a block whose last dimension is 2, got " + x->type.str());
+  if (x->type.pointer || x->type.is_bool())
+    g.fail("tl.split of " + x->type.element().str() + " blocks is not supported yet");
+  ir::Value *sel = first_of_pair(g, x->type);
+  ir::Value *zero = x->type.is_float() ? g.builder().constant_float(x->type.element(), -0.0)
+                                       : g.builder().constant_int(x->type.element(), 0);
+  zero = g.sem().broadcast_to(zero, x->type);
+  std::vector<Val> halves;
+  for (int h = 0; h < 2; ++h) {
+    ir::Value *kept = h == 0 ? g.sem().elementwise(OpKind::Select, 0, {sel, x, zero}, x->type)
+                             : g.sem().elementwise(OpKind::Select, 0, {sel, zero, x}, x->type);
+    int64_t dims[Type::kMaxRank];
+    for (int d = 0; d + 1 < x->type.rank; ++d)
+      dims[d] = x->type.shape[d];
+    ir::Op *op = g.builder().create(OpKind::Reduce, {kept}, {x->type.with_shape(dims, x->type.rank - 1)},
+                                    static_cast<uint8_t>(ir::ReduceOp::Sum));
+    op->axis = x->type.rank - 1;
+    halves.push_back(Val::tensor(op->result()));
+  }
+  return Val::tuple(std::move(halves));
+}
+
 // ---- linear algebra ----
 
 Val tl_dot(IrGen &g, CallArgs &a) {
@@ -806,6 +870,8 @@ const std::unordered_map<std::string, Handler> &handlers() {
       {"tl.broadcast", tl_broadcast},
       {"tl.trans", tl_trans},
       {"tl.permute", tl_permute},
+      {"tl.join", tl_join},
+      {"tl.split", tl_split},
       {"tl.dot", tl_dot},
       {"tl.cdiv", tl_cdiv},
       {"tl.multiple_of", identity_hint},
@@ -962,7 +1028,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
-/// (tl.join is two edits from tl.sin).
+/// (tl.sort is two edits from tl.sqrt... and tl.flip from tl.floor).
 constexpr std::string_view kUnsupportedTritonBuiltins[] = {"advance",
                                                            "associative_scan",
                                                            "cat",
@@ -973,7 +1039,6 @@ constexpr std::string_view kUnsupportedTritonBuiltins[] = {"advance",
                                                            "histogram",
                                                            "inline_asm_elementwise",
                                                            "interleave",
-                                                           "join",
                                                            "make_block_ptr",
                                                            "make_tensor_descriptor",
                                                            "rand",
@@ -983,7 +1048,6 @@ constexpr std::string_view kUnsupportedTritonBuiltins[] = {"advance",
                                                            "reduce",
                                                            "softmax",
                                                            "sort",
-                                                           "split",
                                                            "swizzle2d",
                                                            "tensor",
                                                            "topk"};

@@ -104,6 +104,10 @@ public:
   using CompileFn = std::function<std::shared_ptr<void>()>;
   using FinalizeFn = std::function<const CompiledKernel *(std::shared_ptr<void> result, std::exception_ptr error)>;
   FutureKernel submit(const std::string &key, CompileFn compile, FinalizeFn finalize);
+  /// The same, with the work split into stages that run as separate nodes of
+  /// the pool's task graph (at most 4; then `result` gives the result).
+  using StageFn = std::function<void()>;
+  FutureKernel submit(const std::string &key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize);
 
   /// Finalizes every outstanding job in completion order, then forgets them.
   /// Throws AsyncCompileError with every failure (unless ignore_errors).

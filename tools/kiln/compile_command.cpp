@@ -146,7 +146,8 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     for (const StageTime &t : k.times)
       times[t.stage] = t.ms;
     std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", texts}, {"stages_ms", times},
-                                {"registers", k.registers}, {"spill_bytes", k.spill_bytes}}
+                                {"registers", k.registers}, {"spill_bytes", k.spill_bytes},
+                                {"assembler_log", k.stages.count("cubin_log") ? k.stages.at("cubin_log") : ""}}
                      .dump()
               << "\n";
     return;

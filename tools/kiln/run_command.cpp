@@ -326,8 +326,15 @@ void print_human(const LaunchOutcome &o, const std::vector<WrittenOutput> &outpu
   const CompiledKernel *k = o.binary.kernel;
   std::ostream &out = std::cout;
   out << "kernel  " << (k ? kernel_repr(*k) : "(none)") << '\n';
-  if (k)
+  if (k) {
     out << "key     " << k->key << '\n';
+    // --backend auto picks the GPU when there is one: say which it was.
+    out << "target  " << k->target;
+    if (k->registers >= 0)
+      out << " (" << k->registers << " registers, " << k->spill_bytes << " bytes spilled, " << k->shared_bytes
+          << " bytes shared)";
+    out << '\n';
+  }
   if (o.binary.source == BinarySource::compiled && k) {
     out << "binary  compiled in " << fixed(k->total_ms(), 2) << " ms\n";
     if (verbosity > 0)
