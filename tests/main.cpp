@@ -12,6 +12,9 @@ extern "C" const char *__tsan_default_suppressions() {
   return "race_top:oneapi/tbb/\n"
          "race:tbb::detail::d1::start_for\n"
          "race:tbb::detail::d1::tree_node\n"
-         "race:tbb::detail::d1::fold_tree\n";
+         "race:tbb::detail::d1::fold_tree\n"
+         // tearing down the pool's flow graph after wait_for_all(), which
+         // waits inside libtbb where TSan cannot see it
+         "race:kiln::async::CompilePool::~CompilePool\n";
 }
 #endif
