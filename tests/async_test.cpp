@@ -10,6 +10,8 @@
 // deadline only turns a deadlock into a failed check.
 #include <doctest/doctest.h>
 
+#include "tests/gate.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -39,46 +41,8 @@ using kiln::FutureKernel;
 
 // ---- blocking a compile ----
 
-/// A door a compile waits behind. Copies share it, so a job can hold it for
-/// as long as it runs.
-class Gate {
-public:
-  /// Called by the compile: says it has started, then blocks until open().
-  void pass() const {
-    std::unique_lock lock(s_->mutex);
-    ++s_->entered;
-    s_->cv.notify_all();
-    s_->cv.wait(lock, [&] { return s_->open; });
-  }
-  void open() const {
-    std::lock_guard lock(s_->mutex);
-    s_->open = true;
-    s_->cv.notify_all();
-  }
-  /// Waits until `n` compiles are inside pass(). False after a minute: not a
-  /// timing assertion but a deadlock guard (no worker ever ran the compile).
-  bool wait_entered(int n = 1) const {
-    std::unique_lock lock(s_->mutex);
-    return s_->cv.wait_for(lock, std::chrono::minutes(1), [&] { return s_->entered >= n; });
-  }
-
-private:
-  struct State {
-    std::mutex mutex;
-    std::condition_variable cv;
-    int entered = 0;
-    bool open = false;
-  };
-  std::shared_ptr<State> s_ = std::make_shared<State>();
-};
-
-/// Opens a gate when the test leaves its scope, failed checks included.
-/// Declare it after the AsyncCompileMode so it is destroyed first and the
-/// scope's drain does not wait on a closed gate forever.
-struct OpenOnExit {
-  Gate gate;
-  ~OpenOnExit() { gate.open(); }
-};
+using kiln::testing::Gate;
+using kiln::testing::OpenOnExit;
 
 /// Kernels for finalizers of hand-submitted jobs to return.
 const kiln::CompiledKernel kKernels[12] = {};

@@ -9,6 +9,8 @@
 // turns a deadlock into a failed check instead of a hung binary.
 #include <doctest/doctest.h>
 
+#include "tests/gate.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -28,45 +30,8 @@ namespace {
 using kiln::async::CompilePool;
 using kiln::async::Job;
 
-/// A door a job's compile waits behind. Copies share it, so a job can hold
-/// it for as long as it runs. entered() tells the test the job has started.
-class Gate {
-public:
-  /// Called by the job: says it has started, then blocks until open().
-  void pass() const {
-    std::unique_lock lock(s_->mutex);
-    ++s_->entered;
-    s_->cv.notify_all();
-    s_->cv.wait(lock, [&] { return s_->open; });
-  }
-  void open() const {
-    std::lock_guard lock(s_->mutex);
-    s_->open = true;
-    s_->cv.notify_all();
-  }
-  /// Waits until `n` jobs are inside pass(). False after a minute: not a
-  /// timing assertion but a deadlock guard (no worker ever ran the job).
-  bool wait_entered(int n = 1) const {
-    std::unique_lock lock(s_->mutex);
-    return s_->cv.wait_for(lock, std::chrono::minutes(1), [&] { return s_->entered >= n; });
-  }
-
-private:
-  struct State {
-    std::mutex mutex;
-    std::condition_variable cv;
-    int entered = 0;
-    bool open = false;
-  };
-  std::shared_ptr<State> s_ = std::make_shared<State>();
-};
-
-/// Opens a gate when the test leaves its scope, failed checks included, so
-/// the pool declared before it can drain instead of hanging on a closed gate.
-struct OpenOnExit {
-  Gate gate;
-  ~OpenOnExit() { gate.open(); }
-};
+using kiln::testing::Gate;
+using kiln::testing::OpenOnExit;
 
 /// Something to return from a finalizer: jobs only pass the pointer along.
 const kiln::CompiledKernel kKernelA{};

@@ -1028,6 +1028,32 @@ private:
     b_.SetInsertPoint(done);
   }
 
+  /// GPU, for each run of V elements of a 1-D access: the run's pointer and
+  /// mask (its first element's: vector_ok checked they stand for the run)
+  /// and `each` of its V elements, handed to `body(run, ptr, mask, values)`.
+  void vector_runs(const Type &shape, const ir::Value *ptr_v, const ir::Value *mask_v,
+                   const std::function<llvm::Value *(const Idx &)> &each,
+                   const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *,
+                                            const std::vector<llvm::Value *> &)> &body) {
+    const int64_t v = vec_of(shape.numel());
+    for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t) {
+      Idx at{};
+      at[0] = first;
+      llvm::Value *ptr = nullptr, *m = nullptr;
+      with_slot(k, 0, v, [&] {
+        ptr = element(ptr_v, at);
+        m = mask_v ? element(mask_v, at) : nullptr;
+      });
+      std::vector<llvm::Value *> vals;
+      for (int64_t j = 0; j < v; ++j) {
+        Idx aj{};
+        aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
+        with_slot(k, j, v, [&] { vals.push_back(each(aj)); });
+      }
+      body(k, ptr, m, vals);
+    });
+  }
+
   void lower_load(const ir::Op &op) {
     const ir::Value *res = op.result();
     const Type et = res->type.element();
@@ -1035,26 +1061,16 @@ private:
     llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
     const int64_t v = res->type.is_block() ? vec_of(res->type.numel()) : 1;
     if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[1] : nullptr, v)) {
-      for_groups(res->type, [&](llvm::Value *k, llvm::Value *first, int64_t) {
-        Idx at{};
-        at[0] = first;
-        llvm::Value *ptr = nullptr, *m = nullptr;
-        std::vector<llvm::Value *> others;
-        with_slot(k, 0, v, [&] {
-          ptr = element(op.operands[0], at);
-          m = has_mask ? element(op.operands[1], at) : nullptr;
-        });
-        for (int64_t j = 0; j < v; ++j) {
-          Idx aj{};
-          aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
-          with_slot(k, j, v, [&] {
-            others.push_back(has_other ? element(op.operands[2], aj) : llvm::Constant::getNullValue(reg_type(et)));
+      vector_runs(
+          res->type, op.operands[0], has_mask ? op.operands[1] : nullptr,
+          [&](const Idx &at) {
+            return has_other ? element(op.operands[2], at) : llvm::Constant::getNullValue(reg_type(et));
+          },
+          [&](llvm::Value *k, llvm::Value *ptr, llvm::Value *m, const std::vector<llvm::Value *> &others) {
+            std::vector<llvm::Value *> vals = vector_load(ptr, m, others, et.elem);
+            for (int64_t j = 0; j < v; ++j)
+              with_slot(k, j, v, [&] { b_.CreateStore(vals[j], buf_ptr(res->type, buf, nullptr)); });
           });
-        }
-        std::vector<llvm::Value *> vals = vector_load(ptr, m, others, et.elem);
-        for (int64_t j = 0; j < v; ++j)
-          with_slot(k, j, v, [&] { b_.CreateStore(vals[j], buf_ptr(res->type, buf, nullptr)); });
-      });
       set(res, nullptr, buf);
       return;
     }
@@ -1085,22 +1101,12 @@ private:
     const Type &shape = op.operands[0]->type;
     const int64_t v = shape.is_block() ? vec_of(shape.numel()) : 1;
     if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[2] : nullptr, v)) {
-      for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t) {
-        Idx at{};
-        at[0] = first;
-        llvm::Value *ptr = nullptr, *m = nullptr;
-        std::vector<llvm::Value *> vals;
-        with_slot(k, 0, v, [&] {
-          ptr = element(op.operands[0], at);
-          m = has_mask ? element(op.operands[2], at) : nullptr;
-        });
-        for (int64_t j = 0; j < v; ++j) {
-          Idx aj{};
-          aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
-          with_slot(k, j, v, [&] { vals.push_back(to_mem(element(op.operands[1], aj), et)); });
-        }
-        vector_store(ptr, m, vals);
-      });
+      vector_runs(
+          shape, op.operands[0], has_mask ? op.operands[2] : nullptr,
+          [&](const Idx &at) { return to_mem(element(op.operands[1], at), et); },
+          [&](llvm::Value *, llvm::Value *ptr, llvm::Value *m, const std::vector<llvm::Value *> &vals) {
+            vector_store(ptr, m, vals);
+          });
       return;
     }
     each(op.operands[0]->type, [&](const Idx &idx) {
