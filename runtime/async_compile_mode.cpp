@@ -160,7 +160,8 @@ void AsyncCompileMode::finish() {
 const CompiledKernel *FutureKernel::result() const {
   if (!job_)
     throw Error("FutureKernel::result() on an empty future");
-  job_->wait(*job_->pool);
+  if (!job_->done()) // a finished job may outlive its scope and pool
+    job_->wait(*job_->pool);
   return job_->finalize();
 }
 
