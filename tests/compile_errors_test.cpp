@@ -607,3 +607,13 @@ TEST_CASE("compile errors: the same constant in both branches stays bound after 
   m.kernel("k")[{1}](&out, 7);
   CHECK(out == 2.5f);
 }
+
+TEST_CASE("compile errors: a constant that overflows int64 is an error, not a wrap (found by the fuzzer)") {
+  // 9999999 ** 999999 ** 99 also used to loop for ever.
+  const kiln::CompileError e = load_error("M = tl.constexpr(9999999 ** 999999 ** 99)\n");
+  CHECK(e.line() == 4);
+  CHECK(contains(e.message(), "overflows int64"));
+  const kiln::CompileError m = load_error("M = tl.constexpr(9223372036854775807 + 1)\n");
+  CHECK(contains(m.message(), "overflows int64"));
+  CHECK_NOTHROW(kiln::Module::from_string(std::string(kHeader) + "M = tl.constexpr(2 ** 62 + (2 ** 62 - 1))\n", "k.py"));
+}

@@ -83,10 +83,27 @@ ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const So
   }
   const int64_t x = a.kind == K::Bool ? a.b : a.i, y = b.kind == K::Bool ? b.b : b.i;
   const bool both_bool = a.kind == K::Bool && b.kind == K::Bool;
+  // Python's ints are unbounded; kiln's constexprs are int64, so say when a
+  // constant leaves that range instead of wrapping (or worse, UB).
+  // (The flag is computed before the call: argument order is unspecified.)
+  auto checked = [&](bool overflowed, const int64_t &result) {
+    if (overflowed)
+      throw src.error(loc, "this constant expression overflows int64 (" + a.repr() + " " + op_spelling(op) + " " +
+                               b.repr() + "); kiln's compile-time integers are 64-bit");
+    return ConstValue::of_int(result);
+  };
+  int64_t r = 0;
+  bool over = false;
   switch (op) {
-  case Op::Add: return ConstValue::of_int(x + y);
-  case Op::Sub: return ConstValue::of_int(x - y);
-  case Op::Mul: return ConstValue::of_int(x * y);
+  case Op::Add:
+    over = __builtin_add_overflow(x, y, &r);
+    return checked(over, r);
+  case Op::Sub:
+    over = __builtin_sub_overflow(x, y, &r);
+    return checked(over, r);
+  case Op::Mul:
+    over = __builtin_mul_overflow(x, y, &r);
+    return checked(over, r);
   case Op::Div:
     if (y == 0)
       throw src.error(loc, "division by zero in a constant expression");
@@ -94,21 +111,37 @@ ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const So
   case Op::FloorDiv:
     if (y == 0)
       throw src.error(loc, "division by zero in a constant expression");
+    if (x == INT64_MIN && y == -1)
+      return checked(true, 0);
     return ConstValue::of_int(py_floordiv(x, y));
   case Op::Mod:
     if (y == 0)
       throw src.error(loc, "modulo by zero in a constant expression");
+    if (y == -1)
+      return ConstValue::of_int(0);
     return ConstValue::of_int(py_mod(x, y));
   case Op::Pow: {
     if (y < 0)
       return ConstValue::of_float(std::pow(double(x), double(y)));
-    int64_t r = 1;
-    for (int64_t i = 0; i < y; ++i)
-      r *= x;
-    return ConstValue::of_int(r);
+    // By squaring: O(log y), and any overflow is reported.
+    int64_t result = 1, base = x;
+    bool overflow = false;
+    for (int64_t e = y; e > 0 && !overflow; e >>= 1) {
+      if (e & 1)
+        overflow |= __builtin_mul_overflow(result, base, &result);
+      if (e > 1)
+        overflow |= __builtin_mul_overflow(base, base, &base);
+    }
+    return checked(overflow, result);
   }
-  case Op::LShift: return ConstValue::of_int(y >= 64 ? 0 : int64_t(uint64_t(x) << y));
-  case Op::RShift: return ConstValue::of_int(y >= 64 ? (x < 0 ? -1 : 0) : x >> y);
+  case Op::LShift:
+    if (y < 0)
+      throw src.error(loc, "negative shift count in a constant expression");
+    return ConstValue::of_int(y >= 64 ? 0 : int64_t(uint64_t(x) << y));
+  case Op::RShift:
+    if (y < 0)
+      throw src.error(loc, "negative shift count in a constant expression");
+    return ConstValue::of_int(y >= 64 ? (x < 0 ? -1 : 0) : x >> y);
   case Op::BitAnd: return both_bool ? ConstValue::of_bool(x & y) : ConstValue::of_int(x & y);
   case Op::BitOr: return both_bool ? ConstValue::of_bool(x | y) : ConstValue::of_int(x | y);
   case Op::BitXor: return both_bool ? ConstValue::of_bool(x ^ y) : ConstValue::of_int(x ^ y);
@@ -335,8 +368,11 @@ Val IrGen::unaryop(Op op, const Val &a, Loc loc) {
     case Op::USub:
       if (c.kind == ConstValue::Kind::Float)
         return Val::constant(ConstValue::of_float(-c.f));
-      if (c.is_number())
+      if (c.is_number()) {
+        if (c.kind == ConstValue::Kind::Int && c.i == INT64_MIN)
+          fail(loc, "this constant expression overflows int64; kiln's compile-time integers are 64-bit");
         return Val::constant(ConstValue::of_int(-(c.kind == ConstValue::Kind::Bool ? c.b : c.i)));
+      }
       break;
     case Op::Invert:
       if (c.kind == ConstValue::Kind::Int || c.kind == ConstValue::Kind::Bool)

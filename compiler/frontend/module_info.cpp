@@ -165,7 +165,7 @@ private:
     }
     case ExprKind::UnaryOp: {
       ConstValue v = constant(*e.children[0]);
-      if (e.op == Op::USub && v.kind == ConstValue::Kind::Int)
+      if (e.op == Op::USub && v.kind == ConstValue::Kind::Int && v.i != INT64_MIN)
         return ConstValue::of_int(-v.i);
       if (e.op == Op::USub && v.kind == ConstValue::Kind::Float)
         return ConstValue::of_float(-v.f);
