@@ -150,6 +150,8 @@ Cubin with_resources(Cubin c) {
   const int stores = number_before(c.log, " bytes spill stores"), loads = number_before(c.log, " bytes spill loads");
   if (stores >= 0 && loads >= 0)
     c.spill_bytes = stores + loads;
+  else // newer nvJitLink: "... 0 bytes smem, 556 bytes cmem[0], 0 bytes lmem" (local memory, spills included)
+    c.spill_bytes = number_before(c.log, " bytes lmem");
   return c;
 }
 

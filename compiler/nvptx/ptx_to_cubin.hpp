@@ -14,7 +14,7 @@ struct Cubin {
   std::string via; ///< "nvJitLink" or "ptxas"
   std::string log; ///< the assembler's info log (registers, spills)
   int registers = -1;   ///< "Used N registers"
-  int spill_bytes = -1; ///< "N bytes spill stores, M bytes spill loads": N + M
+  int spill_bytes = -1; ///< "N bytes spill stores, M bytes spill loads": N + M (or "N bytes lmem")
 };
 
 /// Assembles `ptx` for sm_`sm`. Returns nullopt with `why` set when neither
