@@ -389,21 +389,10 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       future = entry->future;
     } else {
       auto job = std::make_shared<CompileJob>();
+      job->request = make_request(b, dc.target);
       compiler::CompileRequest &req = job->request;
-      req.module = module_->info();
-      req.function = &info_;
-      for (unsigned i = 0; i < params_.size(); ++i)
-        req.params.push_back(param_spec(i, *b.args[i]));
-      for (unsigned i = 0; i < params_.size(); ++i)
-        if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
-            (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
-          arg_error("scalar parameter '" + params_[i].name + "' of type " +
-                    std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");
       job->globals_version = module_->globals_version();
       job->globals = module_->globals();
-      req.options = b.options;
-      req.target = dc.target;
-      req.dump_dir = Context::get().knobs().dump_dir;
       job->driver = dc.driver;
       job->device = dc.device.index;
       job->warmup = warmup;
@@ -460,19 +449,29 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   return entry->ready.load(std::memory_order_acquire);
 }
 
-CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compiler::Target &target) {
-  Bound b;
-  bind(args, b);
+compiler::CompileRequest JitFunction::make_request(const Bound &b, const compiler::Target &target) const {
   compiler::CompileRequest req;
   req.module = module_->info();
   req.function = &info_;
   for (unsigned i = 0; i < params_.size(); ++i)
     req.params.push_back(param_spec(i, *b.args[i]));
-  const compiler::GlobalValues globals = module_->globals();
-  req.globals = &globals;
+  for (unsigned i = 0; i < params_.size(); ++i)
+    if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
+        (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
+      arg_error("scalar parameter '" + params_[i].name + "' of type " + std::string(dtype_name(req.params[i].dtype)) +
+                " is not supported; use fp32");
   req.options = b.options;
   req.target = target;
   req.dump_dir = Context::get().knobs().dump_dir;
+  return req;
+}
+
+CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compiler::Target &target) {
+  Bound b;
+  bind(args, b);
+  compiler::CompileRequest req = make_request(b, target);
+  const compiler::GlobalValues globals = module_->globals();
+  req.globals = &globals;
   CompiledKernel k = compiler::compile(req).kernel;
   k.key = compile_key(function_cache_key(info_, globals), k.specialization, b.options, target);
   return k;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/compile.hpp"
 #include "compiler/frontend/module_info.hpp"
 #include "kiln/kernel.hpp"
 #include "runtime/kernel_cache.hpp"
@@ -75,6 +76,9 @@ private:
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
+  /// The compile request for bound arguments, minus the globals (the caller
+  /// snapshots them). Throws ArgumentError for what no compile accepts.
+  compiler::CompileRequest make_request(const Bound &b, const compiler::Target &target) const;
   compiler::ParamSpec param_spec(unsigned i, const Arg &a) const;
   void check_globals(LoadedKernel &k) const;
   [[noreturn]] void arg_error(const std::string &msg) const;
