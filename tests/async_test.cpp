@@ -64,19 +64,7 @@ FutureKernel submit_blocker(AsyncCompileMode &mode, const Gate &gate) {
   return f;
 }
 
-/// Records an order of events from any thread.
-struct Order {
-  std::mutex mutex;
-  std::vector<std::string> keys;
-  void add(const std::string &k) {
-    std::lock_guard lock(mutex);
-    keys.push_back(k);
-  }
-  std::vector<std::string> get() {
-    std::lock_guard lock(mutex);
-    return keys;
-  }
-};
+using kiln::testing::Order;
 
 // ---- kernels and hooks ----
 

@@ -48,15 +48,7 @@ std::shared_ptr<Job> make_job(std::string key, Job::CompileFn compile, Job::Fina
 
 std::shared_ptr<void> nothing() { return std::make_shared<int>(0); }
 
-/// Records the order in which jobs ran, from any thread.
-struct Order {
-  std::mutex mutex;
-  std::vector<std::string> keys;
-  void add(const std::string &k) {
-    std::lock_guard lock(mutex);
-    keys.push_back(k);
-  }
-};
+using kiln::testing::Order;
 
 } // namespace
 

@@ -6,6 +6,8 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace kiln::testing {
 
@@ -47,6 +49,20 @@ private:
 struct OpenOnExit {
   Gate gate;
   ~OpenOnExit() { gate.open(); }
+};
+
+/// Records an order of events (job keys) from any thread.
+struct Order {
+  std::mutex mutex;
+  std::vector<std::string> keys;
+  void add(const std::string &k) {
+    std::lock_guard lock(mutex);
+    keys.push_back(k);
+  }
+  std::vector<std::string> get() {
+    std::lock_guard lock(mutex);
+    return keys;
+  }
 };
 
 } // namespace kiln::testing
