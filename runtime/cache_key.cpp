@@ -34,35 +34,50 @@ void names_in_body(const Body &body, std::vector<std::string> &out) {
   }
 }
 
-std::string key_of(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals,
-                   std::set<const frontend::JitFunctionInfo *> &visiting) {
-  visiting.insert(&fn);
+struct KeyContext {
+  const frontend::ModuleInfo *own = nullptr; ///< the module whose globals the host may change
+  const compiler::GlobalValues *globals = nullptr;
+  std::set<const frontend::JitFunctionInfo *> visiting;
+};
+
+std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
+  ctx.visiting.insert(&fn);
+  const frontend::ModuleInfo &mod = *fn.module;
+  const compiler::GlobalValues &globals = &mod == ctx.own ? *ctx.globals : mod.globals;
   Sha256 h;
   h.field(fn.source).field(std::to_string(fn.first_line));
+  if (&mod != ctx.own)
+    h.field("module:" + mod.ast.source->path());
   std::vector<std::string> names;
   names_in_body(fn.def->body, names);
   std::set<std::string> seen;
   for (const std::string &n : names) {
     if (!seen.insert(n).second)
       continue;
-    if (const frontend::JitFunctionInfo *callee = fn.module->function(n)) {
+    if (const frontend::JitFunctionInfo *callee = mod.visible_function(n)) {
       h.field("fn:" + n);
-      h.field(visiting.count(callee) ? "recursion:" + n : key_of(*callee, globals, visiting));
+      h.field(ctx.visiting.count(callee) ? "recursion:" + n : key_of(*callee, ctx));
+      continue;
+    }
+    if (auto m = mod.imported_modules.find(n); m != mod.imported_modules.end()) {
+      // `utils.helper(...)`: the imported file's whole source stands for
+      // whatever the kernel reaches in it.
+      h.field("import:" + n).field(m->second->ast.source->text());
       continue;
     }
     auto it = globals.find(n);
     if (it != globals.end() && it->second.is_constexpr)
       h.field("global:" + n + "=" + it->second.value.repr());
   }
-  visiting.erase(&fn);
+  ctx.visiting.erase(&fn);
   return h.hex_digest();
 }
 
 } // namespace
 
 std::string function_cache_key(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals) {
-  std::set<const frontend::JitFunctionInfo *> visiting;
-  return key_of(fn, globals, visiting);
+  KeyContext ctx{fn.module, &globals, {}};
+  return key_of(fn, ctx);
 }
 
 std::string compile_key(const std::string &function_key, const std::string &specialization,

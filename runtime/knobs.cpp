@@ -61,6 +61,15 @@ Knobs Knobs::from_env() {
   if (const char *d = env("KILN_DUMP_DIR"))
     k.dump_dir = d;
   k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
+  if (const char *p = env("KILN_PATH")) {
+    std::string_view rest = p;
+    while (!rest.empty()) {
+      const size_t colon = rest.find(':');
+      if (std::string_view dir = rest.substr(0, colon); !dir.empty())
+        k.module_path.emplace_back(dir);
+      rest = colon == std::string_view::npos ? "" : rest.substr(colon + 1);
+    }
+  }
   return k;
 }
 

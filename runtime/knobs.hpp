@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::runtime {
 
@@ -17,6 +18,9 @@ struct Knobs {
   bool debug = false;               ///< KILN_DEBUG
   std::string dump_dir;             ///< KILN_DUMP_DIR
   bool always_compile = false;      ///< KILN_ALWAYS_COMPILE
+  /// KILN_PATH (':'-separated): more folders where a kernel file's
+  /// `import x` / `from x import f` finds other kernel files.
+  std::vector<std::string> module_path;
 
   /// Reads the environment. Throws ArgumentError for a malformed value.
   static Knobs from_env();

@@ -6,18 +6,22 @@
 
 #include "compiler/frontend/parser.hpp"
 #include "kiln/error.hpp"
+#include "runtime/context.hpp"
 #include "runtime/jit_function.hpp"
 #include "runtime/module_state.hpp"
 
 namespace kiln {
 
-Module Module::from_string(std::string source, std::string name) {
+Module Module::from_string(std::string source, std::string name, const std::vector<std::string> &search_path) {
   auto file = std::make_shared<const frontend::SourceFile>(std::move(name), std::move(source));
-  auto info = frontend::ModuleInfo::analyze(frontend::parse(file));
+  std::vector<std::string> path = search_path;
+  const auto &env = runtime::Context::get().knobs().module_path;
+  path.insert(path.end(), env.begin(), env.end());
+  auto info = frontend::ModuleInfo::analyze(frontend::parse(file), path);
   return Module(std::make_shared<runtime::ModuleState>(std::move(info)));
 }
 
-Module Module::from_file(const std::string &path) {
+Module Module::from_file(const std::string &path, const std::vector<std::string> &search_path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw RuntimeError("cannot read kernel file '" + path + "': no such file or not readable");
@@ -25,7 +29,7 @@ Module Module::from_file(const std::string &path) {
   ss << in.rdbuf();
   if (in.bad())
     throw RuntimeError("error while reading kernel file '" + path + "'");
-  return from_string(ss.str(), path);
+  return from_string(ss.str(), path, search_path);
 }
 
 Kernel Module::kernel(std::string_view name) const {

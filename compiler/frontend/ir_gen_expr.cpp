@@ -206,11 +206,25 @@ std::vector<int64_t> IrGen::const_shape(const Val &v, const char *what) {
   return dims;
 }
 
-Val IrGen::lookup(const std::string &name, Loc loc) {
-  if (auto it = frame_->scope.find(name); it != frame_->scope.end())
-    return it->second;
-  const ModuleInfo &mod = *frame_->fn->module;
-  if (const JitFunctionInfo *fn = mod.function(name)) {
+namespace {
+
+Val namespace_val(ModuleAlias a) {
+  Val r;
+  r.kind = Val::Kind::Namespace;
+  switch (a) {
+  case ModuleAlias::Triton: r.ns = Val::Ns::Triton; break;
+  case ModuleAlias::Language: r.ns = Val::Ns::Language; break;
+  case ModuleAlias::LanguageMath: r.ns = Val::Ns::LanguageMath; break;
+  case ModuleAlias::Extra: r.ns = Val::Ns::Extra; break;
+  case ModuleAlias::Math: r.ns = Val::Ns::Math; break;
+  }
+  return r;
+}
+
+} // namespace
+
+std::optional<Val> IrGen::module_name(const ModuleInfo &mod, const std::string &name, Loc loc) {
+  if (const JitFunctionInfo *fn = mod.visible_function(name)) {
     Val r;
     r.kind = Val::Kind::Function;
     r.fn = fn;
@@ -235,14 +249,31 @@ Val IrGen::lookup(const std::string &name, Loc loc) {
       used_globals[name] = g->value;
     return Val::constant(g->value);
   }
-  if (auto it = mod.aliases.find(name); it != mod.aliases.end()) {
+  if (auto it = mod.aliases.find(name); it != mod.aliases.end())
+    return namespace_val(it->second);
+  if (auto it = mod.language_names.find(name); it != mod.language_names.end())
+    return attribute(namespace_val(it->second.first), it->second.second, loc);
+  if (auto it = mod.imported_modules.find(name); it != mod.imported_modules.end()) {
     Val r;
     r.kind = Val::Kind::Namespace;
-    r.ns = it->second == ModuleAlias::Triton     ? Val::Ns::Triton
-           : it->second == ModuleAlias::Language ? Val::Ns::Language
-                                                 : Val::Ns::Math;
+    r.ns = Val::Ns::Module;
+    r.mod = it->second;
     return r;
   }
+  if (auto it = mod.host_names.find(name); it != mod.host_names.end())
+    fail(loc, "'" + frame_->fn->name + "' reads '" + name + "', which " + mod.ast.source->path() + ":" +
+                  std::to_string(it->second.loc.line) + " binds to " + it->second.what +
+                  "; a kernel can use only its parameters, tl.constexpr(...) globals, triton and "
+                  "other @triton.jit functions");
+  return std::nullopt;
+}
+
+Val IrGen::lookup(const std::string &name, Loc loc) {
+  if (auto it = frame_->scope.find(name); it != frame_->scope.end())
+    return it->second;
+  const ModuleInfo &mod = *frame_->fn->module;
+  if (std::optional<Val> v = module_name(mod, name, loc))
+    return *v;
   static const char *py_builtins[] = {"range", "min", "max", "int", "float", "len", "abs", "bool",
                                       "print", "isinstance"};
   for (const char *b : py_builtins)
@@ -280,10 +311,30 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         r.ns = Val::Ns::LanguageMath;
         return r;
       }
+      if (attr == "extra") {
+        Val r = base;
+        r.ns = Val::Ns::Extra;
+        return r;
+      }
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
       return Val::builtin("tl." + attr);
     case Val::Ns::LanguageMath: return Val::builtin("tl." + attr);
+    case Val::Ns::Extra:
+      // triton.language.extra[.cuda].libdevice: libdevice is modelled as tl.math.
+      if (attr == "cuda")
+        return base;
+      if (attr == "libdevice") {
+        Val r = base;
+        r.ns = Val::Ns::LanguageMath;
+        return r;
+      }
+      break;
+    case Val::Ns::Module:
+      if (std::optional<Val> v = module_name(*base.mod, attr, loc))
+        return *v;
+      fail(loc, "module " + base.mod->ast.source->path() + " has no @triton.jit function or tl.constexpr global '" +
+                    attr + "'");
     case Val::Ns::Math:
       if (attr == "pi")
         return Val::constant(ConstValue::of_float(M_PI));

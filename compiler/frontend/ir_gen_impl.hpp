@@ -18,7 +18,7 @@ namespace kiln::frontend {
 /// name (a dtype, a jit function, a module like `tl`, a builtin, a tuple).
 struct Val {
   enum class Kind : uint8_t { Tensor, Const, DType, Function, Namespace, Builtin, Tuple, Method, Slice };
-  enum class Ns : uint8_t { Triton, Language, LanguageMath, Math };
+  enum class Ns : uint8_t { Triton, Language, LanguageMath, Extra, Math, Module };
 
   Kind kind = Kind::Const;
   ir::Value *v = nullptr;
@@ -26,6 +26,7 @@ struct Val {
   ir::Type type; ///< Kind::DType: the element type (pointer flag for pointer dtypes)
   const JitFunctionInfo *fn = nullptr;
   Ns ns = Ns::Triton;
+  const ModuleInfo *mod = nullptr; ///< Ns::Module: another kernel file imported by this one
   std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"
   std::vector<Val> elems; ///< Tuple; Method: elems[0] is the receiver
 
@@ -128,6 +129,8 @@ private:
   // expressions (ir_gen_expr.cpp)
   Val eval(const Expr &e);
   Val lookup(const std::string &name, Loc loc);
+  /// A module-level name of `mod`, or nullopt when `mod` does not bind it.
+  std::optional<Val> module_name(const ModuleInfo &mod, const std::string &name, Loc loc);
   Val attribute(const Val &base, const std::string &attr, Loc loc);
   Val call(const Val &fn, CallArgs &args, Loc loc);
   Val call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc);

@@ -1,11 +1,14 @@
-// Module-level analysis of a kernel file. Only what Triton would accept in a
-// kernel's module and kiln can mean the same way is allowed: imports of
-// triton and math, constant globals, and @triton.jit functions.
+// Module-level analysis of a kernel file, as Triton resolves a kernel's
+// names: imports of triton under any alias, constexpr globals, jit functions
+// (decorated or made with `triton.jit(fn)`), and jit functions and globals
+// of other kernel files reached by imports. Anything else at module level is
+// host code: it is recorded by name and never an error by itself.
 #include "compiler/frontend/module_info.hpp"
 
 #include <optional>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
+#include "compiler/frontend/module_set.hpp"
 
 namespace kiln::frontend {
 
@@ -19,14 +22,71 @@ std::string dotted(const Expr &e) {
     std::string base = dotted(*e.children[0]);
     return base.empty() ? "" : base + "." + e.id;
   }
-  if (e.kind == ExprKind::Str)
-    return e.id;
   return "";
+}
+
+// The canonical spelling of each triton module kiln models, longest first;
+// libdevice (under triton.language.extra[.cuda]) is modelled as tl.math.
+struct TritonModule {
+  std::string_view path;
+  ModuleAlias alias;
+};
+constexpr TritonModule kTritonModules[] = {
+    {"triton.language.extra.cuda.libdevice", ModuleAlias::LanguageMath},
+    {"triton.language.extra.libdevice", ModuleAlias::LanguageMath},
+    {"triton.language.extra.cuda", ModuleAlias::Extra},
+    {"triton.language.extra", ModuleAlias::Extra},
+    {"triton.language.math", ModuleAlias::LanguageMath},
+    {"triton.language", ModuleAlias::Language},
+    {"triton", ModuleAlias::Triton},
+};
+
+std::string_view alias_path(ModuleAlias a) {
+  switch (a) {
+  case ModuleAlias::Triton: return "triton";
+  case ModuleAlias::Language: return "triton.language";
+  case ModuleAlias::LanguageMath: return "triton.language.math";
+  case ModuleAlias::Extra: return "triton.language.extra";
+  case ModuleAlias::Math: return "math";
+  }
+  return "";
+}
+
+/// Which modelled module a canonical path is, exactly.
+std::optional<ModuleAlias> module_of_path(std::string_view path) {
+  if (path == "math")
+    return ModuleAlias::Math;
+  for (const TritonModule &m : kTritonModules)
+    if (path == m.path)
+      return m.alias;
+  return std::nullopt;
+}
+
+/// `path` split into (modelled module, member), e.g.
+/// "triton.language.extra.cuda.libdevice.tanh" -> (LanguageMath, "tanh").
+std::optional<std::pair<ModuleAlias, std::string>> member_of_path(std::string_view path) {
+  for (const TritonModule &m : kTritonModules)
+    if (path.size() > m.path.size() && path.substr(0, m.path.size()) == m.path && path[m.path.size()] == '.') {
+      std::string_view member = path.substr(m.path.size() + 1);
+      if (member.find('.') != std::string_view::npos)
+        return std::nullopt;
+      return std::make_pair(m.alias, std::string(member));
+    }
+  if (path.substr(0, 5) == "math." && path.find('.', 5) == std::string_view::npos)
+    return std::make_pair(ModuleAlias::Math, std::string(path.substr(5)));
+  return std::nullopt;
+}
+
+bool is_name_main_test(const Expr &e) {
+  if (e.kind != ExprKind::Compare || e.children.size() != 2 || e.cmp_ops[0] != Op::Eq)
+    return false;
+  const Expr &a = *e.children[0], &b = *e.children[1];
+  return (a.kind == ExprKind::Name && a.id == "__name__") || (b.kind == ExprKind::Name && b.id == "__name__");
 }
 
 class Analyzer {
 public:
-  Analyzer(ModuleInfo &m) : m_(m), src_(*m.ast.source) {}
+  Analyzer(ModuleInfo &m, ModuleSet &set) : m_(m), set_(set), src_(*m.ast.source) {}
 
   void run() {
     for (const StmtPtr &s : m_.ast.body)
@@ -38,115 +98,328 @@ public:
 private:
   [[noreturn]] void fail(Loc loc, const std::string &msg) { throw src_.error(loc, msg); }
 
-  /// What a dotted name means given the imports: "triton", "tl", "math" or "".
-  std::optional<ModuleAlias> alias_of(const std::string &name) {
-    auto it = m_.aliases.find(name);
-    if (it == m_.aliases.end())
-      return std::nullopt;
-    return it->second;
+  // ---- names -------------------------------------------------------------
+
+  /// The canonical path of a dotted name given the module's bindings:
+  /// `tl.constexpr` -> "triton.language.constexpr" after `import
+  /// triton.language as tl`; "" when it is not part of triton or math.
+  std::string canonical(const std::string &name) const {
+    const size_t dot = name.find('.');
+    const std::string head = name.substr(0, dot);
+    const std::string rest = dot == std::string::npos ? "" : name.substr(dot);
+    std::string base;
+    if (auto it = m_.aliases.find(head); it != m_.aliases.end())
+      base = std::string(alias_path(it->second));
+    else if (auto it2 = m_.language_names.find(head); it2 != m_.language_names.end())
+      base = std::string(alias_path(it2->second.first)) + "." + it2->second.second;
+    else
+      return "";
+    return base + rest;
   }
 
-  /// Whether `name` (dotted) spells the language module's member `member`.
-  bool is_language(const std::string &name, const std::string &member) {
-    const size_t dot = name.rfind('.');
-    if (dot == std::string::npos)
-      return m_.jit_names.count(name) && member == "jit" ? true : false;
-    if (name.substr(dot + 1) != member)
-      return false;
-    const std::string base = name.substr(0, dot);
-    if (auto a = alias_of(base); a && *a == ModuleAlias::Language)
+  bool is_path(const Expr &e, std::string_view path) const { return canonical(dotted(e)) == path; }
+
+  /// Whether a binding at this point may replace an earlier one. Inside a
+  /// module-level `if`/`try` that kiln cannot decide, the first binding of
+  /// a name wins (`try: from triton.language.extra.cuda import libdevice`
+  /// followed by a fallback import in `except`).
+  bool may_bind(const std::string &name) const {
+    if (conditional_ == 0)
       return true;
-    const size_t d2 = base.rfind('.');
-    if (d2 != std::string::npos && base.substr(d2 + 1) == "language")
-      if (auto a = alias_of(base.substr(0, d2)); a && *a == ModuleAlias::Triton)
-        return true;
+    return !m_.aliases.count(name) && !m_.language_names.count(name) && !m_.globals.count(name) &&
+           !m_.imported_functions.count(name) && !m_.imported_modules.count(name) && !m_.function(name) &&
+           !m_.host_names.count(name);
+  }
+
+  /// Removes every earlier binding of `name` (Python rebinding).
+  void unbind(const std::string &name) {
+    m_.aliases.erase(name);
+    m_.language_names.erase(name);
+    m_.globals.erase(name);
+    m_.imported_functions.erase(name);
+    m_.imported_modules.erase(name);
+    m_.host_names.erase(name);
+    plain_defs_.erase(name);
+    std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
+  }
+
+  void bind_host(const std::string &name, std::string what, Loc loc) {
+    if (!may_bind(name))
+      return;
+    unbind(name);
+    m_.host_names[name] = HostName{std::move(what), loc};
+  }
+
+  void bind_alias(const std::string &name, ModuleAlias a) {
+    if (!may_bind(name))
+      return;
+    unbind(name);
+    m_.aliases[name] = a;
+  }
+
+  void bind_member(const std::string &name, ModuleAlias a, std::string member) {
+    if (!may_bind(name))
+      return;
+    unbind(name);
+    m_.language_names[name] = {a, std::move(member)};
+  }
+
+  /// Binds `name` to the module at canonical path `path` or to a member of one.
+  /// False when `path` is not part of what kiln models.
+  bool bind_triton_path(const std::string &name, const std::string &path) {
+    if (auto a = module_of_path(path)) {
+      bind_alias(name, *a);
+      return true;
+    }
+    if (auto mem = member_of_path(path)) {
+      bind_member(name, mem->first, mem->second);
+      return true;
+    }
     return false;
   }
 
-  bool is_jit(const std::string &name) {
-    if (m_.jit_names.count(name))
-      return true;
-    const size_t dot = name.rfind('.');
-    if (dot == std::string::npos || name.substr(dot + 1) != "jit")
-      return false;
-    auto a = alias_of(name.substr(0, dot));
-    return a && *a == ModuleAlias::Triton;
-  }
+  // ---- statements --------------------------------------------------------
 
   void top_level(const Stmt &s) {
     switch (s.kind) {
-    case StmtKind::Import:
-      for (const ImportName &n : s.names) {
-        if (n.name == "triton")
-          m_.aliases[n.alias.empty() ? "triton" : n.alias] = ModuleAlias::Triton;
-        else if (n.name == "triton.language")
-          m_.aliases[n.alias.empty() ? "triton" : n.alias] =
-              n.alias.empty() ? ModuleAlias::Triton : ModuleAlias::Language;
-        else if (n.name == "math")
-          m_.aliases[n.alias.empty() ? "math" : n.alias] = ModuleAlias::Math;
-        else
-          fail(s.loc, "kernel files may import only triton, triton.language and math, not '" +
-                          n.name +
-                          "'; remove the import (kernels cannot call other Python modules)");
-      }
+    case StmtKind::Import: return import(s);
+    case StmtKind::ImportFrom: return import_from(s);
+    case StmtKind::Assign: return assign(s);
+    case StmtKind::AnnAssign: return ann_assign(s);
+    case StmtKind::AugAssign:
+      if (s.targets[0]->kind == ExprKind::Name)
+        bind_host(s.targets[0]->id, "a value changed by an augmented assignment", s.loc);
       return;
-    case StmtKind::ImportFrom:
-      for (const ImportName &n : s.names) {
-        const std::string as = n.alias.empty() ? n.name : n.alias;
-        if (s.module == "triton" && n.name == "language")
-          m_.aliases[as] = ModuleAlias::Language;
-        else if (s.module == "triton" && n.name == "jit")
-          m_.jit_names.insert(as);
-        else
-          fail(s.loc, "kernel files may import only triton, triton.language and math; 'from " +
-                          s.module + " import " + n.name + "' is not supported: " +
-                          (s.module.rfind("triton", 0) == 0
-                               ? "kiln reads `import triton`, `import triton.language as tl` and "
-                                 "`from triton import language, jit`"
-                               : "remove the import (kernels cannot call other Python modules)"));
+    case StmtKind::FunctionDef: return function_def(s);
+    case StmtKind::If: {
+      if (is_name_main_test(*s.test))
+        return; // the file's own main program: never part of a kernel
+      std::optional<ConstValue> test = try_constant(*s.test);
+      if (test) {
+        for (const StmtPtr &c : test->truthy() ? s.body : s.orelse)
+          top_level(*c);
+        return;
       }
-      return;
-    case StmtKind::Assign: {
-      if (s.targets.size() != 1 || s.targets[0]->kind != ExprKind::Name)
-        fail(s.loc, "module-level assignments must bind one name to a constant");
-      GlobalInfo g;
-      g.name = s.targets[0]->id;
-      g.loc = s.loc;
-      const Expr &v = *s.value;
-      if (v.kind == ExprKind::Call && is_language(dotted(*v.children[0]), "constexpr")) {
-        if (v.children.size() != 2)
-          fail(v.loc, "tl.constexpr(...) takes one value");
-        g.value = constant(*v.children[1]);
-        g.is_constexpr = true;
-      } else {
-        g.value = constant(v);
-      }
-      m_.globals[g.name] = std::move(g);
-      return;
+      return conditional(s);
     }
-    case StmtKind::AnnAssign: {
-      if (s.targets[0]->kind != ExprKind::Name || !s.value)
-        fail(s.loc, "module-level annotated assignments must bind one name to a constant");
-      GlobalInfo g;
-      g.name = s.targets[0]->id;
-      g.loc = s.loc;
-      g.value = constant(*s.value);
-      g.is_constexpr = false; // as in Triton: an annotation does not make a global readable
-      m_.globals[g.name] = std::move(g);
-      return;
-    }
-    case StmtKind::FunctionDef: return function(s);
-    case StmtKind::ExprStmt:
-      if (s.value->kind == ExprKind::Str)
-        return; // docstring
-      fail(s.loc, "module-level expressions are not allowed in kernel files");
-    case StmtKind::Pass: return;
+    case StmtKind::For:
+    case StmtKind::While: return conditional(s);
     default:
-      fail(s.loc, "only imports, constants and @triton.jit functions are allowed at module level");
+      // Host code kiln never runs: expressions, classes, with, try, ... The
+      // names such statements bind stay unknown to kernels.
+      if (s.kind == StmtKind::Unsupported)
+        return;
+      return conditional(s);
     }
   }
 
-  /// A module-level constant expression.
+  /// The bodies of a statement kiln cannot decide, read for the names they
+  /// bind with the first binding winning.
+  void conditional(const Stmt &s) {
+    ++conditional_;
+    for (const StmtPtr &c : s.body)
+      top_level(*c);
+    for (const StmtPtr &c : s.orelse)
+      top_level(*c);
+    --conditional_;
+  }
+
+  void import(const Stmt &s) {
+    for (const ImportName &n : s.names) {
+      // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c.
+      const std::string path = n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.name;
+      const std::string as = n.alias.empty() ? path : n.alias;
+      if (n.name == "triton" || n.name.rfind("triton.", 0) == 0 || n.name == "math") {
+        if (!bind_triton_path(as, path))
+          bind_host(as, "the module '" + path + "', which kernels cannot use", s.loc);
+        continue;
+      }
+      import_module(as, path, 0, s.loc);
+    }
+  }
+
+  void import_from(const Stmt &s) {
+    const int level = relative_level(s);
+    const std::string module = s.module.substr(level);
+    for (const ImportName &n : s.names) {
+      const std::string as = n.alias.empty() ? n.name : n.alias;
+      if (n.name == "*")
+        continue; // star imports bind names kiln cannot list; reads of them stay unknown
+      if (level == 0 && (module == "triton" || module.rfind("triton.", 0) == 0 || module == "math")) {
+        if (!bind_triton_path(as, module + "." + n.name))
+          bind_host(as, "'" + module + "." + n.name + "', which kernels cannot use", s.loc);
+        continue;
+      }
+      import_member(as, module, n.name, level, s.loc);
+    }
+  }
+
+  /// `from ..x import y` is parsed with the dots kept in `module`.
+  static int relative_level(const Stmt &s) {
+    int level = 0;
+    while (level < static_cast<int>(s.module.size()) && s.module[level] == '.')
+      ++level;
+    return level;
+  }
+
+  /// The analysed module `dotted` imported from this file, or null with
+  /// `why` set when it is not a kernel file kiln can load.
+  const ModuleInfo *load_module(const std::string &dotted, int level, std::string &why) {
+    auto file = find_module_file(src_.path(), dotted, level, set_.search_path());
+    const std::string shown = std::string(static_cast<size_t>(level), '.') + dotted;
+    if (!file) {
+      why = "the module '" + shown + "', which is not a file on kiln's module search path " +
+            "(the kernel file's folder, its package root and KILN_PATH)";
+      return nullptr;
+    }
+    try {
+      return &set_.load(*file);
+    } catch (const Error &e) {
+      why = "the module '" + shown + "' (" + *file + "), which kiln could not load: " + e.what();
+      return nullptr;
+    }
+  }
+
+  void import_module(const std::string &as, const std::string &dotted, int level, Loc loc) {
+    std::string why;
+    if (const ModuleInfo *mod = load_module(dotted, level, why)) {
+      if (!may_bind(as))
+        return;
+      unbind(as);
+      m_.imported_modules[as] = mod;
+    } else {
+      bind_host(as, why, loc);
+    }
+  }
+
+  void import_member(const std::string &as, const std::string &module, const std::string &name, int level,
+                     Loc loc) {
+    std::string why;
+    const ModuleInfo *mod = load_module(module, level, why);
+    if (!mod) {
+      // `from . import utils` names a module, not a member.
+      std::string sub = module.empty() ? name : module + "." + name;
+      std::string why2;
+      if (const ModuleInfo *m2 = load_module(sub, level, why2)) {
+        if (may_bind(as)) {
+          unbind(as);
+          m_.imported_modules[as] = m2;
+        }
+        return;
+      }
+      return bind_host(as, why, loc);
+    }
+    if (!may_bind(as))
+      return;
+    if (const JitFunctionInfo *fn = mod->visible_function(name)) {
+      unbind(as);
+      m_.imported_functions[as] = fn;
+    } else if (auto g = mod->globals.find(name); g != mod->globals.end()) {
+      unbind(as);
+      GlobalInfo copy = g->second; // `from m import X` binds a copy, as in Python
+      copy.name = as;
+      m_.globals[as] = std::move(copy);
+    } else if (auto a = mod->aliases.find(name); a != mod->aliases.end()) {
+      bind_alias(as, a->second);
+    } else if (auto l = mod->language_names.find(name); l != mod->language_names.end()) {
+      bind_member(as, l->second.first, l->second.second);
+    } else if (auto sm = mod->imported_modules.find(name); sm != mod->imported_modules.end()) {
+      unbind(as);
+      m_.imported_modules[as] = sm->second;
+    } else if (auto h = mod->host_names.find(name); h != mod->host_names.end()) {
+      bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc);
+    } else {
+      std::string sub = module.empty() ? name : module + "." + name;
+      std::string why2;
+      if (const ModuleInfo *m2 = load_module(sub, level, why2)) {
+        unbind(as);
+        m_.imported_modules[as] = m2;
+      } else {
+        bind_host(as, "'" + name + "', which " + mod->ast.source->path() + " does not define at module level",
+                  loc);
+      }
+    }
+  }
+
+  void assign(const Stmt &s) {
+    const Expr &v = *s.value;
+    for (const ExprPtr &t : s.targets) {
+      if (t->kind != ExprKind::Name) {
+        bind_targets_host(*t, s.loc);
+        continue;
+      }
+      const std::string &name = t->id;
+      // `k = triton.jit(_k)` and `k = triton.jit(_k, noinline=True)`
+      if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.jit")) {
+        jit_call(name, v);
+        continue;
+      }
+      // `tanh = libdevice.tanh`, `tl = triton.language`
+      if (const std::string path = canonical(dotted(v)); !path.empty() && bind_triton_path(name, path))
+        continue;
+      if (v.kind == ExprKind::Name) {
+        if (auto fn = m_.visible_function(v.id); fn && may_bind(name)) {
+          unbind(name);
+          m_.imported_functions[name] = fn;
+          continue;
+        }
+      }
+      if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.language.constexpr")) {
+        if (v.children.size() == 2)
+          if (auto c = try_constant(*v.children[1])) {
+            bind_global(name, *c, true, s.loc);
+            continue;
+          }
+        bind_host(name, "a tl.constexpr(...) whose value kiln cannot evaluate", s.loc);
+        continue;
+      }
+      if (auto c = try_constant(v)) {
+        bind_global(name, *c, false, s.loc);
+        continue;
+      }
+      bind_host(name, "a value computed by host code", s.loc);
+    }
+  }
+
+  void bind_targets_host(const Expr &t, Loc loc) {
+    if (t.kind == ExprKind::Name)
+      return bind_host(t.id, "a value computed by host code", loc);
+    if (t.kind == ExprKind::Tuple || t.kind == ExprKind::List)
+      for (const ExprPtr &c : t.children)
+        bind_targets_host(*c, loc);
+  }
+
+  void ann_assign(const Stmt &s) {
+    if (s.targets[0]->kind != ExprKind::Name || !s.value)
+      return;
+    const std::string &name = s.targets[0]->id;
+    const Expr &v = *s.value;
+    if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.language.constexpr") && v.children.size() == 2)
+      if (auto c = try_constant(*v.children[1]))
+        return bind_global(name, *c, true, s.loc);
+    // As in Triton, `NAME: tl.constexpr = 4` does not make a global readable.
+    if (auto c = try_constant(v))
+      return bind_global(name, *c, false, s.loc);
+    bind_host(name, "a value computed by host code", s.loc);
+  }
+
+  void bind_global(const std::string &name, ConstValue value, bool is_constexpr, Loc loc) {
+    if (!may_bind(name))
+      return;
+    unbind(name);
+    m_.globals[name] = GlobalInfo{name, std::move(value), is_constexpr, loc};
+  }
+
+  /// A module-level constant expression, or nullopt when kiln cannot
+  /// evaluate it (a call into host code, a name it does not know, ...).
+  std::optional<ConstValue> try_constant(const Expr &e) {
+    try {
+      return constant(e);
+    } catch (const CompileError &) {
+      return std::nullopt;
+    }
+  }
+
   ConstValue constant(const Expr &e) {
     switch (e.kind) {
     case ExprKind::Int:
@@ -160,7 +433,7 @@ private:
     case ExprKind::Name: {
       auto it = m_.globals.find(e.id);
       if (it == m_.globals.end())
-        fail(e.loc, "name '" + e.id + "' is not defined (module constants may use only earlier constants)");
+        fail(e.loc, "name '" + e.id + "' is not a module constant");
       return it->second.value;
     }
     case ExprKind::UnaryOp: {
@@ -180,13 +453,15 @@ private:
     case ExprKind::BinOp:
       return fold_binary(e.op, constant(*e.children[0]), constant(*e.children[1]), src_, e.loc);
     case ExprKind::Call:
-      if (is_language(dotted(*e.children[0]), "constexpr") && e.children.size() == 2)
+      if (is_path(*e.children[0], "triton.language.constexpr") && e.children.size() == 2)
         return constant(*e.children[1]);
       break;
     default: break;
     }
     fail(e.loc, "expected a constant (a number, a bool, a string or an expression of them)");
   }
+
+  // ---- jit functions -----------------------------------------------------
 
   std::vector<std::string> name_list(const Expr &e, const JitFunctionInfo &fn, const char *what) {
     std::vector<std::string> out;
@@ -212,92 +487,139 @@ private:
     return out;
   }
 
-  void function(const Stmt &s) {
-    auto fn = std::make_unique<JitFunctionInfo>();
-    fn->name = s.id;
-    fn->def = &s;
-    fn->first_line = s.def_line;
-    fn->source = src_.text().substr(s.source_begin, s.source_end - s.source_begin);
-    if (m_.function(s.id))
-      fail(s.loc, "function '" + s.id + "' is defined twice");
-
-    for (size_t i = 0; i < s.params.size(); ++i) {
-      const Param &p = s.params[i];
-      ParamInfo info;
-      info.name = p.name;
-      info.index = static_cast<unsigned>(i);
-      info.loc = p.loc;
-      if (p.annotation) {
-        info.annotation = dotted(*p.annotation);
-        if (is_language(info.annotation, "constexpr"))
-          info.is_constexpr = true;
-        else if (is_language(info.annotation, "const"))
-          info.is_const = true;
-        else {
-          const size_t dot = info.annotation.rfind('.');
-          const std::string member = dot == std::string::npos ? info.annotation : info.annotation.substr(dot + 1);
-          if (dot != std::string::npos && is_language(info.annotation, member)) {
-            static const std::pair<const char *, DType> types[] = {
-                {"int1", DType::i1},     {"int8", DType::i8},       {"int16", DType::i16},
-                {"int32", DType::i32},   {"int64", DType::i64},     {"uint8", DType::u8},
-                {"uint16", DType::u16},  {"uint32", DType::u32},    {"uint64", DType::u64},
-                {"float16", DType::f16}, {"bfloat16", DType::bf16}, {"float32", DType::f32},
-                {"float64", DType::f64}};
-            for (const auto &[n, t] : types)
-              if (member == n)
-                info.annotated_type = t;
-            if (!info.annotated_type)
-              fail(p.annotation->loc, "unsupported parameter annotation '" + info.annotation +
-                                          "'; use tl.constexpr, tl.const or a scalar dtype like tl.int64");
-          }
-        }
-      }
-      if (p.default_value)
-        info.default_value = constant(*p.default_value);
-      fn->params.push_back(std::move(info));
-    }
-
-    bool jit = false;
+  void function_def(const Stmt &s) {
+    const Expr *jit = nullptr;
     for (const ExprPtr &d : s.decorators) {
       const Expr *callee = d->kind == ExprKind::Call ? d->children[0].get() : d.get();
-      if (!is_jit(dotted(*callee)))
-        fail(d->loc, "only @triton.jit decorators are supported in kernel files");
-      jit = true;
-      if (d->kind != ExprKind::Call)
-        continue;
-      if (d->children.size() > 1)
-        fail(d->loc, "@triton.jit takes keyword arguments only");
-      for (const Keyword &k : d->keywords) {
-        if (k.name == "do_not_specialize") {
-          for (const std::string &n : name_list(*k.value, *fn, "do_not_specialize"))
-            for (ParamInfo &p : fn->params)
-              if (p.name == n)
-                p.do_not_specialize = true;
-        } else if (k.name == "do_not_specialize_on_alignment") {
-          for (const std::string &n : name_list(*k.value, *fn, "do_not_specialize_on_alignment"))
-            for (ParamInfo &p : fn->params)
-              if (p.name == n)
-                p.do_not_specialize_on_alignment = true;
-        } else if (k.name == "noinline") {
-          fn->noinline = constant(*k.value).truthy();
-        } else if (k.name == "debug") {
-          fn->debug = constant(*k.value).truthy();
-        } else if (k.name == "repr" || k.name == "launch_metadata") {
-          // Python callables in Triton; kiln's hooks cover them from C++.
-        } else {
-          fail(k.loc, "@triton.jit has no option '" + k.name +
-                          "'; kiln supports do_not_specialize, do_not_specialize_on_alignment, "
-                          "noinline and debug");
-        }
-      }
+      if (is_path(*callee, "triton.jit"))
+        jit = d.get();
     }
-    if (!jit)
-      fail(s.loc, "module-level function '" + s.id + "' must be decorated with @triton.jit");
+    if (!jit) {
+      if (!may_bind(s.id))
+        return;
+      bind_host(s.id, "a plain Python function (not @triton.jit)", s.loc);
+      plain_defs_[s.id] = &s;
+      return;
+    }
+    auto fn = make_function(s.id, s);
+    jit_options(*fn, *jit, false);
+    for (const ExprPtr &d : s.decorators) {
+      const Expr *callee = d->kind == ExprKind::Call ? d->children[0].get() : d.get();
+      const std::string path = canonical(dotted(*callee));
+      if (path == "triton.autotune" || path == "triton.heuristics")
+        autotune_decorators_.push_back({fn.get(), d.get()});
+      // Other decorators (Python wrappers kiln does not run) do not change the kernel.
+    }
+    add_function(std::move(fn));
+  }
+
+  /// `name = triton.jit(fn, option=...)` over a plain `def fn`.
+  void jit_call(const std::string &name, const Expr &call) {
+    if (call.children.size() != 2 || call.children[1]->kind != ExprKind::Name ||
+        !plain_defs_.count(call.children[1]->id)) {
+      bind_host(name, "a triton.jit(...) of something that is not a function of this file", call.loc);
+      return;
+    }
+    auto fn = make_function(name, *plain_defs_.at(call.children[1]->id));
+    jit_options(*fn, call, true);
+    add_function(std::move(fn));
+  }
+
+  void add_function(std::unique_ptr<JitFunctionInfo> fn) {
+    if (!may_bind(fn->name))
+      return;
+    unbind(fn->name);
     m_.functions.push_back(std::move(fn));
   }
 
+  std::unique_ptr<JitFunctionInfo> make_function(const std::string &name, const Stmt &s) {
+    auto fn = std::make_unique<JitFunctionInfo>();
+    fn->name = name;
+    fn->def = &s;
+    fn->first_line = s.def_line;
+    fn->source = src_.text().substr(s.source_begin, s.source_end - s.source_begin);
+    for (size_t i = 0; i < s.params.size(); ++i)
+      fn->params.push_back(param(s.params[i], static_cast<unsigned>(i)));
+    return fn;
+  }
+
+  ParamInfo param(const Param &p, unsigned index) {
+    ParamInfo info;
+    info.name = p.name;
+    info.index = index;
+    info.loc = p.loc;
+    if (p.annotation) {
+      info.annotation = dotted(*p.annotation);
+      const std::string path = canonical(info.annotation);
+      if (path == "triton.language.constexpr") {
+        info.is_constexpr = true;
+      } else if (path == "triton.language.const") {
+        info.is_const = true;
+      } else if (path.rfind("triton.language.", 0) == 0) {
+        static const std::pair<const char *, DType> types[] = {
+            {"int1", DType::i1},     {"int8", DType::i8},       {"int16", DType::i16},
+            {"int32", DType::i32},   {"int64", DType::i64},     {"uint8", DType::u8},
+            {"uint16", DType::u16},  {"uint32", DType::u32},    {"uint64", DType::u64},
+            {"float16", DType::f16}, {"bfloat16", DType::bf16}, {"float32", DType::f32},
+            {"float64", DType::f64}};
+        const std::string member = path.substr(std::string_view("triton.language.").size());
+        for (const auto &[n, t] : types)
+          if (member == n)
+            info.annotated_type = t;
+        if (!info.annotated_type)
+          fail(p.annotation->loc, "unsupported parameter annotation '" + info.annotation +
+                                      "'; use tl.constexpr, tl.const or a scalar dtype like tl.int64");
+      }
+      // Other annotations (`x: torch.Tensor`, `n: int`) are Python type
+      // hints; Triton specializes such parameters by value, as kiln does.
+    }
+    if (p.default_value)
+      info.default_value = try_constant(*p.default_value);
+    return info;
+  }
+
+  /// The options of `@triton.jit(...)` or of the call `triton.jit(fn, ...)`.
+  void jit_options(JitFunctionInfo &fn, const Expr &d, bool call_form) {
+    if (d.kind != ExprKind::Call)
+      return;
+    if (d.children.size() > (call_form ? 2u : 1u))
+      fail(d.loc, "triton.jit takes keyword arguments only");
+    for (const Keyword &k : d.keywords) {
+      if (k.name == "do_not_specialize") {
+        for (const std::string &n : name_list(*k.value, fn, "do_not_specialize"))
+          for (ParamInfo &p : fn.params)
+            if (p.name == n)
+              p.do_not_specialize = true;
+      } else if (k.name == "do_not_specialize_on_alignment") {
+        for (const std::string &n : name_list(*k.value, fn, "do_not_specialize_on_alignment"))
+          for (ParamInfo &p : fn.params)
+            if (p.name == n)
+              p.do_not_specialize_on_alignment = true;
+      } else if (k.name == "noinline") {
+        fn.noinline = constant(*k.value).truthy();
+      } else if (k.name == "debug") {
+        fn.debug = constant(*k.value).truthy();
+      } else if (k.name == "repr" || k.name == "launch_metadata" || k.name == "version") {
+        // Python callables and a cache tag in Triton; kiln's hooks cover
+        // them from C++, and its cache key covers the source.
+      } else {
+        fail(k.loc, "triton.jit has no option '" + k.name +
+                        "'; Triton's options are do_not_specialize, do_not_specialize_on_alignment, "
+                        "noinline, debug, repr, launch_metadata and version");
+      }
+    }
+  }
+
   ModuleInfo &m_;
+  ModuleSet &set_;
   const SourceFile &src_;
+  int conditional_ = 0;
+  std::map<std::string, const Stmt *> plain_defs_;
+
+public:
+  /// (function, decorator) pairs for decorators.cpp to read once every
+  /// module-level name is known.
+  std::vector<std::pair<JitFunctionInfo *, const Expr *>> autotune_decorators_;
 };
 
 } // namespace
@@ -309,10 +631,25 @@ const JitFunctionInfo *ModuleInfo::function(std::string_view name) const {
   return nullptr;
 }
 
-std::shared_ptr<const ModuleInfo> ModuleInfo::analyze(Module ast) {
+const JitFunctionInfo *ModuleInfo::visible_function(const std::string &name) const {
+  if (const JitFunctionInfo *f = function(name))
+    return f;
+  auto it = imported_functions.find(name);
+  return it == imported_functions.end() ? nullptr : it->second;
+}
+
+void analyze_into(ModuleInfo &m, ModuleSet &set) {
+  Analyzer a(m, set);
+  a.run();
+}
+
+std::shared_ptr<const ModuleInfo> ModuleInfo::analyze(Module ast, const std::vector<std::string> &search_path) {
   auto m = std::make_shared<ModuleInfo>();
   m->ast = std::move(ast);
-  Analyzer(*m).run();
+  auto set = std::make_shared<ModuleSet>(search_path);
+  set->add(m->ast.source->path(), m.get());
+  analyze_into(*m, *set);
+  m->imports = std::move(set);
   return m;
 }
 

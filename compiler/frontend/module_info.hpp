@@ -1,5 +1,11 @@
-// What a kernel file declares at module level: imports, constexpr globals
-// and @triton.jit functions with their decorator options and parameters.
+// What a kernel file binds at module level, as far as a kernel can use it:
+// imports of triton (under any alias) and of other kernel files, constexpr
+// globals, and jit functions with their decorator options and parameters.
+//
+// Triton's module model: the whole file is Python, but only jit functions and
+// the names they read are compiled. Everything else (host code, `import
+// torch`, classes, wrappers) is recorded as a host name and is an error only
+// when a kernel reads it.
 #pragma once
 
 #include <map>
@@ -11,16 +17,17 @@
 
 #include "compiler/frontend/ast.hpp"
 #include "compiler/frontend/const_value.hpp"
+#include "compiler/frontend/decorators.hpp"
 
 namespace kiln::frontend {
 
 struct ParamInfo {
   std::string name;
   unsigned index = 0;
-  std::string annotation;          ///< as written, "" if none
-  std::optional<DType> annotated_type; ///< `x: tl.int64`, `p: tl.pointer_type(...)` unsupported
+  std::string annotation;              ///< as written, "" if none
+  std::optional<DType> annotated_type; ///< `x: tl.int64`
   bool is_constexpr = false;
-  bool is_const = false;           ///< `tl.const` annotation: pointer is read-only (`*k...`)
+  bool is_const = false; ///< `tl.const` annotation: pointer is read-only (`*k...`)
   bool do_not_specialize = false;
   bool do_not_specialize_on_alignment = false;
   std::optional<ConstValue> default_value;
@@ -31,17 +38,26 @@ struct ModuleInfo;
 
 struct JitFunctionInfo {
   const ModuleInfo *module = nullptr; ///< the module that defines it
-  std::string name;
+  std::string name;                   ///< the name it is bound to (`k = triton.jit(_k)`: "k")
   const Stmt *def = nullptr;
   std::vector<ParamInfo> params;
   bool noinline = false;
   bool debug = false;
   std::string source; ///< the function's text without decorators
   uint32_t first_line = 0;
+  /// `@triton.autotune` / `@triton.heuristics` above the jit decorator.
+  std::optional<AutotuneInfo> autotune;
+  std::vector<Heuristic> heuristics;
 };
 
-/// What a module-level name is bound to.
-enum class ModuleAlias : uint8_t { Triton, Language, Math };
+/// What a module-level name is bound to when it names part of triton.
+enum class ModuleAlias : uint8_t {
+  Triton,       ///< `import triton`
+  Language,     ///< `import triton.language as tl`
+  LanguageMath, ///< `tl.math`, libdevice (`from triton.language.extra import libdevice`)
+  Extra,        ///< `triton.language.extra` (and its `.cuda`)
+  Math,         ///< Python's `math`
+};
 
 struct GlobalInfo {
   std::string name;
@@ -50,21 +66,43 @@ struct GlobalInfo {
   Loc loc;
 };
 
-/// The analysed module. Immutable after analyze(); shared read-only by every
+/// A module-level name kiln gives no value to, and why: reading it from a
+/// kernel is an error that names it, what it is and where it was bound.
+struct HostName {
+  std::string what; ///< "a class", "the module 'torch'", "a plain Python function", ...
+  Loc loc;
+};
+
+class ModuleSet;
+
+/// The analysed module. Immutable after analysis; shared read-only by every
 /// compile of its kernels.
 struct ModuleInfo {
   Module ast;
   std::map<std::string, ModuleAlias> aliases;
-  std::set<std::string> jit_names; ///< names bound by `from triton import jit`
+  /// Names bound to members of triton.language or libdevice: `tanh =
+  /// libdevice.tanh`, `from triton.language import constexpr`: name ->
+  /// (module, member).
+  std::map<std::string, std::pair<ModuleAlias, std::string>> language_names;
   std::vector<std::unique_ptr<JitFunctionInfo>> functions; ///< in file order
   std::map<std::string, GlobalInfo> globals;
+  /// Jit functions and modules of other kernel files bound by imports.
+  std::map<std::string, const JitFunctionInfo *> imported_functions;
+  std::map<std::string, const ModuleInfo *> imported_modules;
+  std::map<std::string, HostName> host_names;
+  /// Keeps the modules this one imports (and their imports) alive.
+  std::shared_ptr<const ModuleSet> imports;
 
+  /// A jit function this module defines.
   const JitFunctionInfo *function(std::string_view name) const;
+  /// A jit function a kernel of this module can call by `name`: its own or imported.
+  const JitFunctionInfo *visible_function(const std::string &name) const;
 
-  /// Checks the module-level statements (only imports of triton and math,
-  /// constant globals and @triton.jit functions are allowed) and collects
-  /// them. Throws CompileError.
-  static std::shared_ptr<const ModuleInfo> analyze(Module ast);
+  /// Analyses a parsed file; `search_path` is where `import x` looks for
+  /// other kernel files (the file's own folder and package root come
+  /// first). Throws CompileError only for errors in jit functions'
+  /// signatures and decorators.
+  static std::shared_ptr<const ModuleInfo> analyze(Module ast, const std::vector<std::string> &search_path = {});
 };
 
 } // namespace kiln::frontend

@@ -20,11 +20,16 @@ class ModuleState;
 /// which must not race with launches of this module's kernels.
 class Module {
 public:
-  /// Reads and parses a file. Throws CompileError (syntax, unsupported
-  /// module-level construct) or RuntimeError (unreadable file).
-  static Module from_file(const std::string &path);
-  /// Parses `source`; `name` stands for the file name in messages.
-  static Module from_string(std::string source, std::string name = "<string>");
+  /// Reads and parses a file. The whole file is Python: host code around
+  /// the kernels is never an error by itself (Triton's module model).
+  /// `import` / `from ... import` of other kernel files look in the file's
+  /// folder, its package root, `search_path`, then KILN_PATH. Throws
+  /// CompileError (syntax, a bad jit signature) or RuntimeError (unreadable file).
+  static Module from_file(const std::string &path, const std::vector<std::string> &search_path = {});
+  /// Parses `source`; `name` stands for the file name in messages and
+  /// decides where imports are looked up (as for from_file).
+  static Module from_string(std::string source, std::string name = "<string>",
+                            const std::vector<std::string> &search_path = {});
 
   /// The @triton.jit function `name`. Throws ArgumentError listing the
   /// module's functions when there is none of that name.

@@ -1,0 +1,104 @@
+#include "compiler/frontend/module_set.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/frontend/module_info.hpp"
+#include "compiler/frontend/parser.hpp"
+#include "kiln/error.hpp"
+
+namespace kiln::frontend {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_package(const fs::path &dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "__init__.py", ec);
+}
+
+/// The file a module's path names under `root`, if there is one.
+std::optional<std::string> file_under(const fs::path &root, const std::string &dotted) {
+  fs::path p = root;
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    const size_t dot = dotted.find('.', start);
+    p /= dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (dot == std::string::npos)
+      break;
+    start = dot + 1;
+  }
+  std::error_code ec;
+  for (const fs::path &candidate : {fs::path(p.string() + ".py"), p / "__init__.py"})
+    if (fs::is_regular_file(candidate, ec))
+      return fs::weakly_canonical(candidate, ec).string();
+  return std::nullopt;
+}
+
+} // namespace
+
+std::vector<std::string> module_search_roots(const std::string &importer_path,
+                                             const std::vector<std::string> &extra) {
+  std::vector<std::string> roots;
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(fs::path(importer_path), ec).parent_path();
+  if (!dir.empty()) {
+    roots.push_back(dir.string());
+    fs::path top = dir;
+    while (is_package(top) && top.has_parent_path() && top.parent_path() != top)
+      top = top.parent_path();
+    if (top != dir)
+      roots.push_back(top.string());
+  }
+  roots.insert(roots.end(), extra.begin(), extra.end());
+  return roots;
+}
+
+std::optional<std::string> find_module_file(const std::string &importer_path, const std::string &dotted,
+                                            int level, const std::vector<std::string> &extra) {
+  if (level > 0) {
+    // `from .x import y` is relative to the importing file's package;
+    // each further dot goes up one package.
+    std::error_code ec;
+    fs::path base = fs::weakly_canonical(fs::path(importer_path), ec).parent_path();
+    for (int i = 1; i < level; ++i)
+      base = base.parent_path();
+    if (dotted.empty()) {
+      std::error_code ec2;
+      if (fs::is_regular_file(base / "__init__.py", ec2))
+        return (base / "__init__.py").string();
+      return std::nullopt;
+    }
+    return file_under(base, dotted);
+  }
+  for (const std::string &root : module_search_roots(importer_path, extra))
+    if (auto f = file_under(root, dotted))
+      return f;
+  return std::nullopt;
+}
+
+void ModuleSet::add(const std::string &path, ModuleInfo *m) {
+  std::error_code ec;
+  modules_[fs::weakly_canonical(fs::path(path), ec).string()] = m;
+}
+
+const ModuleInfo &ModuleSet::load(const std::string &path) {
+  if (auto it = modules_.find(path); it != modules_.end())
+    return *it->second;
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw RuntimeError("cannot read module '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  auto file = std::make_shared<const SourceFile>(path, ss.str());
+  auto m = std::make_shared<ModuleInfo>();
+  m->ast = parse(file);
+  owned_.push_back(m);
+  modules_[path] = m.get();
+  analyze_into(*m, *this);
+  return *m;
+}
+
+} // namespace kiln::frontend

@@ -1,0 +1,54 @@
+// The kernel files a module reaches through `import` / `from ... import`,
+// found on a module search path the way Python's import system would find
+// them, each loaded and analysed once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::frontend {
+
+struct ModuleInfo;
+
+/// Where `import` looks for a module, in order: the importing file's folder,
+/// the root of the package that folder belongs to (the parent of the topmost
+/// folder with an `__init__.py`), then `extra` (KILN_PATH, the API).
+std::vector<std::string> module_search_roots(const std::string &importer_path,
+                                             const std::vector<std::string> &extra);
+
+/// The file of module `dotted` ("pkg.utils" -> pkg/utils.py or
+/// pkg/utils/__init__.py) imported from `importer_path` with `level` leading
+/// dots (0 for an absolute import), or nullopt when it is not a file on the
+/// search path (then it is host code such as torch, and never compiled).
+std::optional<std::string> find_module_file(const std::string &importer_path, const std::string &dotted,
+                                            int level, const std::vector<std::string> &extra);
+
+/// Every module loaded while analysing one root file, by canonical path. A
+/// module imported twice (or in a cycle) is analysed once. Owned by the root
+/// ModuleInfo; the modules point at each other with plain pointers.
+class ModuleSet {
+public:
+  explicit ModuleSet(std::vector<std::string> search_path) : search_path_(std::move(search_path)) {}
+
+  const std::vector<std::string> &search_path() const { return search_path_; }
+
+  /// The analysed module of `path`, loading it on first use. Throws
+  /// CompileError (syntax errors) and RuntimeError (unreadable file).
+  const ModuleInfo &load(const std::string &path);
+  /// Registers the module being analysed so a cycle back to it finds it.
+  void add(const std::string &path, ModuleInfo *m);
+
+private:
+  std::vector<std::string> search_path_;
+  std::map<std::string, ModuleInfo *> modules_;
+  std::vector<std::shared_ptr<ModuleInfo>> owned_;
+};
+
+/// Analyses the parsed `m.ast` into `m`, loading what it imports through
+/// `set` (module_info.cpp).
+void analyze_into(ModuleInfo &m, ModuleSet &set);
+
+} // namespace kiln::frontend

@@ -1,0 +1,288 @@
+// Triton's module model (shared/LANGUAGE.md, "Files"): a kernel file is any
+// Python file; only jit functions and what they reach are compiled. Files
+// here are written the way real Triton files are (host wrappers, torch
+// imports, a main program, helpers in sibling modules) and run on the CPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <kiln/kiln.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh folder under the system's temp dir, removed at the end of the test.
+class TempDir {
+public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("kiln_modules_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(counter_++));
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  /// Writes `text` to `rel` (folders created), returns its full path.
+  std::string write(const std::string &rel, const std::string &text) const {
+    const fs::path p = path_ / rel;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::string str() const { return path_.string(); }
+
+private:
+  fs::path path_;
+  static inline int counter_ = 0;
+};
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+const char *const kHostCodeFile = R"(import math
+import torch
+import numpy as np
+import triton
+import triton.language as tl
+from typing import Optional
+
+DEVICE = torch.device("cuda")
+SCALE = tl.constexpr(2.0)
+NUM_SMS = torch.cuda.get_device_properties(0).multi_processor_count
+
+
+@triton.jit
+def scaled_add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x * SCALE + y, mask=mask)
+
+
+def scaled_add(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor] = None):
+    if out is None:
+        out = torch.empty_like(x)
+    n_elements = out.numel()
+    grid = (triton.cdiv(n_elements, 1024),)
+    scaled_add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=1024)
+    return out
+
+
+if __name__ == "__main__":
+    torch.manual_seed(0)
+    x = torch.rand(98432, device=DEVICE)
+    print(scaled_add(x, x))
+)";
+
+} // namespace
+
+TEST_CASE("module model: host code around a kernel is never an error by itself") {
+  // Plain defs, `import torch`, values computed by host code and the main
+  // program load; the kernel compiles and runs.
+  kiln::Module m = kiln::Module::from_string(kHostCodeFile, "scaled_add.py");
+  CHECK(m.function_names() == std::vector<std::string>{"scaled_add_kernel"});
+  std::vector<float> x(100), y(100), out(100, -1.0f);
+  for (int i = 0; i < 100; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 0.5f;
+  }
+  m.kernel("scaled_add_kernel")[{kiln::cdiv(100, 32)}](x.data(), y.data(), out.data(), 100,
+                                                       kiln::arg("BLOCK_SIZE", 32));
+  for (int i = 0; i < 100; ++i)
+    CHECK(out[i] == doctest::Approx(2.0f * i + 0.5f));
+}
+
+TEST_CASE("module model: `fn = triton.jit(_fn)` makes a jit function, with options") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+def _twice(x):
+    return x * 2
+
+
+def _fill_kernel(out_ptr, v, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.full((BLOCK,), twice(v), tl.float32))
+
+
+twice = triton.jit(_twice, noinline=True)
+fill_kernel = triton.jit(_fill_kernel, do_not_specialize=["v"])
+)",
+                                             "call_form.py");
+  CHECK(m.function_names() == std::vector<std::string>{"twice", "fill_kernel"});
+  kiln::Kernel k = m.kernel("fill_kernel");
+  CHECK(k.params()[1].do_not_specialize);
+  std::vector<float> out(8);
+  k[{1}](out.data(), 1.5f, kiln::arg("BLOCK", 8));
+  for (float v : out)
+    CHECK(v == 3.0f);
+}
+
+TEST_CASE("module model: libdevice and tl.math under every spelling real files use") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+from triton.language.extra.cuda import libdevice as cuda_libdevice
+from triton.language.math import sqrt as tl_sqrt
+import triton.language.extra.libdevice as ld
+
+fast_exp = libdevice.exp
+
+
+@triton.jit
+def math_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    a = fast_exp(x) + cuda_libdevice.exp(x) + tl.extra.libdevice.exp(x)
+    b = tl.math.sqrt(x) + tl_sqrt(x) + triton.language.extra.cuda.libdevice.sqrt(x) + ld.sqrt(x)
+    tl.store(out_ptr + offs, a + b)
+)",
+                                             "math_aliases.py");
+  std::vector<float> x{0.25f, 1.0f, 4.0f, 9.0f}, out(4);
+  m.kernel("math_kernel")[{1}](x.data(), out.data(), kiln::arg("BLOCK", 4));
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == doctest::Approx(3 * std::exp(x[i]) + 4 * std::sqrt(x[i])).epsilon(1e-5));
+}
+
+TEST_CASE("module model: jit helpers and constexprs from sibling modules and packages") {
+  TempDir dir;
+  dir.write("mylib/__init__.py", "");
+  dir.write("mylib/utils.py", R"(import triton
+import triton.language as tl
+
+OFFSET = tl.constexpr(10)
+
+
+@triton.jit
+def add_offset(x):
+    return x + OFFSET
+)");
+  dir.write("mylib/ops/__init__.py", "");
+  dir.write("mylib/ops/activations.py", R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def relu(x):
+    return tl.where(x > 0, x, 0.0)
+)");
+  const std::string kernel_path = dir.write("mylib/ops/kernel.py", R"(import torch
+import triton
+import triton.language as tl
+from ..utils import add_offset
+from mylib.utils import OFFSET as BASE
+from . import activations
+from .activations import relu as my_relu
+
+
+@triton.jit
+def offset_relu_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    y = activations.relu(x) + my_relu(x)
+    tl.store(out_ptr + offs, add_offset(y) + BASE)
+)");
+  kiln::Module m = kiln::Module::from_file(kernel_path);
+  std::vector<float> x{-1.0f, 0.5f, 2.0f, -3.0f}, out(4);
+  m.kernel("offset_relu_kernel")[{1}](x.data(), out.data(), kiln::arg("BLOCK", 4));
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == 2 * std::max(x[i], 0.0f) + 20.0f);
+}
+
+TEST_CASE("module model: an imported helper's source is part of the kernel's cache key") {
+  TempDir dir;
+  const std::string helper = R"(import triton
+
+
+@triton.jit
+def scale(x):
+    return x * 2
+)";
+  dir.write("helpers.py", helper);
+  const std::string kernel_path = dir.write("k.py", R"(import triton
+import triton.language as tl
+from helpers import scale
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, scale(tl.load(x_ptr + offs)))
+)");
+  const std::string before = kiln::Module::from_file(kernel_path).kernel("k").cache_key();
+  CHECK(kiln::Module::from_file(kernel_path).kernel("k").cache_key() == before);
+  dir.write("helpers.py", std::string(helper).replace(helper.find("* 2"), 3, "* 3"));
+  CHECK(kiln::Module::from_file(kernel_path).kernel("k").cache_key() != before);
+}
+
+TEST_CASE("module model: the search path from the API finds modules outside the file's folder") {
+  TempDir lib, app;
+  lib.write("shared_helpers.py", "import triton\n\n@triton.jit\ndef neg(x):\n    return -x\n");
+  const std::string src = R"(import triton
+import triton.language as tl
+from shared_helpers import neg
+
+
+@triton.jit
+def k(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, neg(tl.load(x_ptr + offs)))
+)";
+  const std::string path = app.write("k.py", src);
+  std::vector<float> x{1.0f, -2.0f};
+  // Not on the path: loading works (the import could be host code), the
+  // kernel's read of `neg` says why it has no value.
+  kiln::Module without = kiln::Module::from_file(path);
+  try {
+    without.kernel("k").warmup_with(kiln::Arg::mock(kiln::DType::f32), kiln::arg("BLOCK", 2));
+    FAIL("compiling k did not throw");
+  } catch (const kiln::CompileError &e) {
+    CHECK(contains(e.message(), "'k' reads 'neg', which"));
+    CHECK(contains(e.message(), "the module 'shared_helpers', which is not a file on kiln's module search path"));
+  }
+  kiln::Module with = kiln::Module::from_file(path, {lib.str()});
+  with.kernel("k")[{1}](x.data(), kiln::arg("BLOCK", 2));
+  CHECK(x == std::vector<float>{-1.0f, 2.0f});
+}
+
+TEST_CASE("module model: a module that cannot be loaded is an error only when a kernel reads from it") {
+  TempDir dir;
+  dir.write("broken.py", "import triton\n\n@triton.jit\ndef f(x):\n    return (x +\n");
+  const std::string path = dir.write("k.py", R"(import triton
+import triton.language as tl
+from broken import f
+
+
+@triton.jit
+def unrelated(x_ptr):
+    tl.store(x_ptr, 1.0)
+
+
+@triton.jit
+def uses_f(x_ptr):
+    tl.store(x_ptr, f(1.0))
+)");
+  kiln::Module m = kiln::Module::from_file(path);
+  float v = 0;
+  m.kernel("unrelated")[{1}](&v);
+  CHECK(v == 1.0f);
+  try {
+    m.kernel("uses_f").warmup_with(kiln::Arg::mock(kiln::DType::f32));
+    FAIL("compiling uses_f did not throw");
+  } catch (const kiln::CompileError &e) {
+    CHECK(contains(e.message(), "which kiln could not load"));
+    CHECK(contains(e.message(), "was never closed"));
+  }
+}
