@@ -23,16 +23,23 @@ namespace kiln::runtime {
 using compiler::ParamSpec;
 using frontend::ConstValue;
 
-struct JitFunction::Bound {
-  const Arg *args[kMaxParams];
-  Options options;
-};
-
 namespace {
 
 enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5 };
 
 bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/// A string constexpr's key word: FNV-1a over its bytes and length, so the
+/// key stays a fixed-size array of words (as a jit function's key word does).
+uint64_t string_word(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t n = 0;
+  for (; s[n]; ++n)
+    h = (h ^ static_cast<unsigned char>(s[n])) * 0x100000001b3ull;
+  return h ^ n;
+}
+
+} // namespace
 
 std::optional<Arg> arg_from_const(const ConstValue &c) {
   switch (c.kind) {
@@ -40,9 +47,14 @@ std::optional<Arg> arg_from_const(const ConstValue &c) {
   case ConstValue::Kind::Int: return Arg(c.i);
   case ConstValue::Kind::Float: return Arg(c.f);
   case ConstValue::Kind::Bool: return Arg(c.b);
-  default: return std::nullopt; // strings and functions have no C++ argument form
+  case ConstValue::Kind::DType: return Arg(c.dtype);
+  // A config's string must outlive the launch: the module's tree keeps it.
+  case ConstValue::Kind::Str: return Arg(c.s.c_str());
+  default: return std::nullopt; // functions have no C++ argument form here
   }
 }
+
+namespace {
 
 const char *arg_kind_name(Arg::Kind k) {
   switch (k) {
@@ -53,6 +65,8 @@ const char *arg_kind_name(Arg::Kind k) {
   case Arg::Kind::Bool: return "a bool";
   case Arg::Kind::Pointer: return "a tensor";
   case Arg::Kind::Function: return "a jit function";
+  case Arg::Kind::Str: return "a string";
+  case Arg::Kind::DType: return "a dtype";
   }
   return "?";
 }
@@ -208,6 +222,8 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
   }
   if (info_.debug)
     b.options.debug = true;
+  if (info_.autotune || !info_.heuristics.empty())
+    apply_decorators(args, b);
   for (unsigned i = 0; i < np; ++i) {
     if (b.args[i])
       continue;
@@ -231,6 +247,8 @@ ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
     case Arg::Kind::Float: s.value = ConstValue::of_float(a.as_float()); break;
     case Arg::Kind::Bool: s.value = ConstValue::of_bool(a.as_bool()); break;
     case Arg::Kind::Function: s.value = ConstValue::of_function(&a.as_function()->info()); break;
+    case Arg::Kind::Str: s.value = ConstValue::of_str(a.as_str()); break;
+    case Arg::Kind::DType: s.value = ConstValue::of_dtype(a.dtype()); break;
     case Arg::Kind::Pointer:
       arg_error("parameter '" + p.name + "' is tl.constexpr; pass a value, not a tensor");
     }
@@ -279,6 +297,14 @@ ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
     s.is_constexpr = true;
     s.value = ConstValue::of_function(&a.as_function()->info());
     return s;
+  case Arg::Kind::Str: // strings and dtypes are always constexprs in Triton
+    s.is_constexpr = true;
+    s.value = ConstValue::of_str(a.as_str());
+    return s;
+  case Arg::Kind::DType:
+    s.is_constexpr = true;
+    s.value = ConstValue::of_dtype(a.dtype());
+    return s;
   }
   return s;
 }
@@ -299,6 +325,8 @@ void JitFunction::specialize(const Bound &b, SpecKey &key) const {
     case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
     case ConstValue::Kind::Bool: key.push(s.value.b); break;
     case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
+    case ConstValue::Kind::Str: key.push(string_word(a.as_str())); break;
+    case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
     default: key.push(0); break;
     }
   }

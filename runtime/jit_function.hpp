@@ -6,7 +6,9 @@
 #include <functional>
 #include <atomic>
 #include <memory>
+#include <deque>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -21,6 +23,9 @@ namespace kiln::runtime {
 
 class ModuleState;
 class Driver;
+
+/// A constexpr value as a launch argument; nullopt for strings and functions.
+std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
 
 /// Per-device state of a function: its kernel table and target.
 struct DeviceCache {
@@ -70,8 +75,23 @@ public:
   void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) { pre_run_hooks_.push_back(std::move(hook)); }
 
 private:
-  struct Bound; // the bound arguments of one launch (jit_function.cpp)
+  /// The bound arguments of one launch: each parameter's argument (given,
+  /// from a config or heuristic, or its default) and the options.
+  struct Bound {
+    const Arg *args[kMaxParams];
+    Options options;
+    /// Values computed for this launch by @triton.autotune configs and
+    /// @triton.heuristics (only kernels that have them pay for the array).
+    struct Derived {
+      std::array<Arg, kMaxParams> args;
+      std::deque<std::string> strings; ///< the text of string values, alive for the launch
+    };
+    std::optional<Derived> derived;
+  };
   void bind(std::span<const Arg> args, Bound &b) const;
+  /// Fills parameters from the first autotune config and the heuristics
+  /// (jit_decorators.cpp).
+  void apply_decorators(std::span<const Arg> args, Bound &b) const;
   void specialize(const Bound &b, SpecKey &key) const;
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);

@@ -17,6 +17,46 @@ const std::string &Kernel::name() const { return fn_->name(); }
 const std::vector<KernelParam> &Kernel::params() const { return fn_->params(); }
 const std::string &Kernel::cache_key() const { return fn_->cache_key(); }
 
+std::optional<AutotuneSpec> Kernel::autotune() const {
+  const auto &tune = fn_->info().autotune;
+  if (!tune)
+    return std::nullopt;
+  AutotuneSpec spec;
+  for (const frontend::AutotuneConfig &c : tune->configs) {
+    Config out;
+    for (const auto &[name, value] : c.kwargs) {
+      if (std::optional<Arg> a = runtime::arg_from_const(value))
+        out.meta.emplace_back(name, *a);
+      else
+        out.unsupported.push_back(name);
+    }
+    auto narrow = [](const std::optional<int64_t> &v) { return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt; };
+    out.num_warps = narrow(c.num_warps);
+    out.num_stages = narrow(c.num_stages);
+    out.num_ctas = narrow(c.num_ctas);
+    out.maxnreg = narrow(c.maxnreg);
+    out.has_pre_hook = c.has_pre_hook;
+    spec.configs.push_back(std::move(out));
+  }
+  spec.key = tune->key;
+  spec.reset_to_zero = tune->reset_to_zero;
+  spec.restore_value = tune->restore_value;
+  if (tune->warmup)
+    spec.warmup_ms = static_cast<int>(*tune->warmup);
+  if (tune->rep)
+    spec.rep_ms = static_cast<int>(*tune->rep);
+  spec.callables = tune->callables;
+  spec.error = tune->error;
+  return spec;
+}
+
+std::vector<std::string> Kernel::heuristics() const {
+  std::vector<std::string> names;
+  for (const frontend::Heuristic &h : fn_->info().heuristics)
+    names.push_back(h.name);
+  return names;
+}
+
 LaunchResult Kernel::run(std::span<const Arg> args, Grid grid, Stream stream) const {
   runtime::JitFunction::LaunchSpec spec;
   spec.grid = grid;

@@ -46,6 +46,8 @@ std::vector<std::string> Module::function_names() const {
   std::vector<std::string> out;
   for (const auto &f : state_->info()->functions)
     out.push_back(f->name);
+  for (const auto &[name, fn] : state_->info()->imported_functions)
+    out.push_back(name);
   return out;
 }
 

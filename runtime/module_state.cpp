@@ -11,8 +11,22 @@ ModuleState::~ModuleState() = default;
 
 std::shared_ptr<JitFunction> ModuleState::function(std::string_view name) {
   const frontend::JitFunctionInfo *fn = info_->function(name);
-  if (!fn)
-    return nullptr;
+  if (!fn) {
+    // A jit function this file imports (`from .activations import gelu`)
+    // belongs to its own module's state, with that module's globals.
+    fn = info_->visible_function(std::string(name));
+    if (!fn)
+      return nullptr;
+    std::shared_ptr<ModuleState> owner;
+    {
+      std::lock_guard lock(mutex_);
+      auto &slot = imported_[fn->module];
+      if (!slot) // shares ownership of the root module, which keeps every import alive
+        slot = std::make_shared<ModuleState>(std::shared_ptr<const frontend::ModuleInfo>(info_, fn->module));
+      owner = slot;
+    }
+    return owner->function(fn->name);
+  }
   std::lock_guard lock(mutex_);
   auto it = functions_.find(name);
   if (it == functions_.end())

@@ -23,7 +23,8 @@ public:
   const std::shared_ptr<const frontend::ModuleInfo> &info() const { return info_; }
   const std::string &path() const { return info_->ast.source->path(); }
 
-  /// The jit function `name` (the same object for every call), or null. The
+  /// The jit function `name` (the same object for every call), or null;
+  /// also one this file imports from another kernel file. The
   /// module owns its functions; the pointer shares the module's ownership,
   /// so a Kernel handle keeps the whole module (and its caches) alive.
   std::shared_ptr<JitFunction> function(std::string_view name);
@@ -42,6 +43,7 @@ private:
   compiler::GlobalValues globals_;
   std::atomic<uint64_t> version_{0};
   std::map<std::string, std::unique_ptr<JitFunction>, std::less<>> functions_;
+  std::map<const frontend::ModuleInfo *, std::shared_ptr<ModuleState>> imported_;
 };
 
 } // namespace kiln::runtime

@@ -77,6 +77,21 @@ std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &sp
         out.push_back(arg(key, functions.back()));
         continue;
       }
+      if (std::optional<DType> t = parse_language_dtype(s)) {
+        out.push_back(arg(key, *t));
+        continue;
+      }
+      const bool constexpr_param = [&] {
+        for (const KernelParam &p : fn.params())
+          if (p.name == name)
+            return p.is_constexpr;
+        return false;
+      }();
+      // A constexpr that names no function is a string constexpr (`"ACT": "relu"`).
+      if (constexpr_param) {
+        out.push_back(arg(key, names.emplace_back(s).c_str()));
+        continue;
+      }
       out.push_back(arg(key, runtime_arg(name, s)));
     } else if (spec.is_boolean()) {
       out.push_back(arg(key, spec.get<bool>()));
@@ -118,6 +133,7 @@ nlohmann::json spec_json(const compiler::ParamSpec &s) {
     case frontend::ConstValue::Kind::Bool: return v.b;
     case frontend::ConstValue::Kind::Function: return v.fn->name;
     case frontend::ConstValue::Kind::Str: return v.s;
+    case frontend::ConstValue::Kind::DType: return "tl." + std::string(dtype_language_name(v.dtype));
     case frontend::ConstValue::Kind::None: return nullptr;
     }
   }

@@ -230,6 +230,22 @@ TEST_CASE("cli: VALUE classification: tensors, jit functions, and the rest") {
   }
 }
 
+TEST_CASE("cli: VALUE classification: dtypes, and strings for constexpr parameters") {
+  const ArgValue t = classify("tl.float16");
+  REQUIRE(std::holds_alternative<DType>(t));
+  CHECK(std::get<DType>(t) == DType::f16);
+  CHECK(std::get<DType>(classify("triton.language.bfloat16")) == DType::bf16);
+  // A word that is no function is a string only where the parameter is a
+  // constexpr (`ACTIVATION=leaky_relu`); elsewhere a typo stays an error.
+  const ArgValue s = kiln::cli::classify_value("ACTIVATION", "leaky_relu", std::vector<std::string>{"relu"}, true);
+  REQUIRE(std::holds_alternative<kiln::cli::StringValue>(s));
+  CHECK(std::get<kiln::cli::StringValue>(s).text == "leaky_relu");
+  CHECK(std::holds_alternative<kiln::cli::FunctionRef>(
+      kiln::cli::classify_value("ACTIVATION", "relu", std::vector<std::string>{"relu"}, true)));
+  CHECK_THROWS_AS(kiln::cli::classify_value("n", "leaky_relu", std::vector<std::string>{}, false),
+                  kiln::cli::UsageError);
+}
+
 TEST_CASE("cli: --grid takes 1 to 3 non-negative integers") {
   CHECK(kiln::cli::parse_grid("10") == kiln::Grid(10));
   CHECK(kiln::cli::parse_grid("4,8") == kiln::Grid(4, 8));

@@ -14,7 +14,8 @@ bool ConstValue::truthy() const {
   case Kind::Float: return f != 0;
   case Kind::Bool: return b;
   case Kind::Str: return !s.empty();
-  case Kind::Function: return true;
+  case Kind::Function:
+  case Kind::DType: return true;
   }
   return false;
 }
@@ -43,6 +44,7 @@ std::string ConstValue::repr() const {
   case Kind::Bool: return b ? "True" : "False";
   case Kind::Str: return "'" + s + "'";
   case Kind::Function: return fn ? fn->name : "<function>";
+  case Kind::DType: return std::string(dtype_name(dtype));
   }
   return "?";
 }
@@ -58,6 +60,7 @@ bool operator==(const ConstValue &a, const ConstValue &b) {
   case ConstValue::Kind::Bool: return a.b == b.b;
   case ConstValue::Kind::Str: return a.s == b.s;
   case ConstValue::Kind::Function: return a.fn == b.fn;
+  case ConstValue::Kind::DType: return a.dtype == b.dtype;
   }
   return false;
 }

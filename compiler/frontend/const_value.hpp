@@ -12,7 +12,7 @@ namespace kiln::frontend {
 struct JitFunctionInfo;
 
 struct ConstValue {
-  enum class Kind : uint8_t { None, Int, Float, Bool, Str, Function };
+  enum class Kind : uint8_t { None, Int, Float, Bool, Str, Function, DType };
 
   Kind kind = Kind::None;
   int64_t i = 0;
@@ -20,6 +20,7 @@ struct ConstValue {
   bool b = false;
   std::string s;
   const JitFunctionInfo *fn = nullptr;
+  kiln::DType dtype = kiln::DType::i32; ///< Kind::DType (`OUT_DTYPE=tl.float16`)
 
   static ConstValue none() { return {}; }
   static ConstValue of_int(int64_t v) {
@@ -46,6 +47,12 @@ struct ConstValue {
     c.s = std::move(v);
     return c;
   }
+  static ConstValue of_dtype(kiln::DType t) {
+    ConstValue c;
+    c.kind = Kind::DType;
+    c.dtype = t;
+    return c;
+  }
   static ConstValue of_function(const JitFunctionInfo *fn) {
     ConstValue c;
     c.kind = Kind::Function;
@@ -57,7 +64,8 @@ struct ConstValue {
   /// Python truthiness.
   bool truthy() const;
   double as_double() const { return kind == Kind::Float ? f : kind == Kind::Bool ? b : double(i); }
-  /// Python's repr: "1024", "1e-05", "True", "None", "'relu'", the function's name.
+  /// Python's repr: "1024", "1e-05", "True", "None", "'relu'", the function's name,
+  /// "fp16" (as Triton prints a dtype).
   std::string repr() const;
 
   friend bool operator==(const ConstValue &a, const ConstValue &b);

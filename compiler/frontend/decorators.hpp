@@ -33,16 +33,28 @@ struct AutotuneInfo {
   /// Arguments that are Python callables (prune_configs_by, perf_model,
   /// pre_hook, post_hook, ...): kiln takes them as C++ callbacks instead.
   std::vector<std::string> callables;
+  /// Why kiln could not read the configs (they are built by host code it
+  /// does not run), or "" when `configs` holds them. Reported only when a
+  /// launch needs a config's values.
+  std::string error;
   Loc loc;
 };
 
 /// `"NAME": lambda args: EXPR` of `@triton.heuristics({...})`: NAME's value is
-/// EXPR evaluated at launch over the bound arguments.
+/// EXPR evaluated at launch over the bound arguments (a parameter, or an
+/// option such as num_warps).
 struct Heuristic {
   std::string name;
-  std::string args_name; ///< the lambda's parameter ("args", "META", ...)
-  const Expr *body = nullptr;
+  const Expr *lambda = nullptr; ///< the lambda, owned by the module's tree
   Loc loc;
 };
+
+class PyEval;
+struct JitFunctionInfo;
+
+/// Reads `@triton.autotune(...)` or `@triton.heuristics(...)` (`path` says
+/// which) into `fn`. Throws CompileError for malformed decorators; configs
+/// that are not plain data are kept as AutotuneInfo::error.
+void read_decorator(JitFunctionInfo &fn, const std::string &path, const Expr &decorator, PyEval &eval);
 
 } // namespace kiln::frontend

@@ -175,6 +175,7 @@ void IrGen::exec(const Stmt &s) {
   case StmtKind::Import:
   case StmtKind::ImportFrom: fail(s.loc, "imports must be at module level");
   case StmtKind::Unsupported: fail(s.loc, "'" + s.id + "' statements are not supported in kernels");
+  default: fail(s.loc, "this statement is not supported inside a @triton.jit function");
   }
 }
 

@@ -598,8 +598,9 @@ Val IrGen::eval(const Expr &e) {
       fail(e.loc, "a conditional expression needs a compile-time condition; use tl.where for tensors");
     return eval(*e.children[test.c.truthy() ? 1 : 2]);
   }
+  default: break;
   }
-  fail(e.loc, "unsupported expression");
+  fail(e.loc, "this expression is not supported inside a @triton.jit function");
 }
 
 // ---- calls ----

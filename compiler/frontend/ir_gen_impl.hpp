@@ -37,6 +37,8 @@ struct Val {
     return r;
   }
   static Val constant(ConstValue c) {
+    if (c.kind == ConstValue::Kind::DType) // a dtype constexpr (`OUT_DTYPE=tl.float16`)
+      return dtype(ir::Type::scalar(c.dtype));
     Val r;
     r.kind = Kind::Const;
     r.c = std::move(c);

@@ -5,10 +5,12 @@
 // host code: it is recorded by name and never an error by itself.
 #include "compiler/frontend/module_info.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
 #include "compiler/frontend/module_set.hpp"
+#include "compiler/frontend/py_eval.hpp"
 
 namespace kiln::frontend {
 
@@ -91,8 +93,46 @@ public:
   void run() {
     for (const StmtPtr &s : m_.ast.body)
       top_level(*s);
-    for (auto &fn : m_.functions)
-      fn->module = &m_;
+    // Decorator arguments may name anything the module binds, also below
+    // the function, as Python evaluates them when the module is imported.
+    for (const auto &[fn, d] : decorators_) {
+      if (std::none_of(m_.functions.begin(), m_.functions.end(), [&](const auto &f) { return f.get() == fn; }))
+        continue; // rebound to something else later in the file
+      PyEval eval = evaluator();
+      const Expr &callee = d->kind == ExprKind::Call ? *d->children[0] : *d;
+      read_decorator(*fn, canonical(dotted(callee)), *d, eval);
+    }
+  }
+
+  /// An evaluator of module-level data: constants, data assigned to
+  /// names, and plain functions that build data.
+  PyEval evaluator() {
+    return PyEval(
+        src_,
+        [this](const std::string &name, std::string &why) -> std::optional<PyValue> {
+          if (auto g = m_.globals.find(name); g != m_.globals.end())
+            return PyValue::of(g->second.value);
+          if (auto e = module_exprs_.find(name); e != module_exprs_.end() && !evaluating_.count(name)) {
+            evaluating_.insert(name);
+            struct Done {
+              std::set<std::string> &s;
+              const std::string &n;
+              ~Done() { s.erase(n); }
+            } done{evaluating_, name};
+            PyEval inner = evaluator();
+            return inner.eval(*e->second);
+          }
+          if (auto d = plain_defs_.find(name); d != plain_defs_.end()) {
+            PyValue f;
+            f.kind = PyValue::Kind::Function;
+            f.def = d->second;
+            return f;
+          }
+          if (auto h = m_.host_names.find(name); h != m_.host_names.end())
+            why = h->second.what + " (line " + std::to_string(h->second.loc.line) + ")";
+          return std::nullopt;
+        },
+        [this](const std::string &d) { return canonical(d); });
   }
 
 private:
@@ -100,22 +140,7 @@ private:
 
   // ---- names -------------------------------------------------------------
 
-  /// The canonical path of a dotted name given the module's bindings:
-  /// `tl.constexpr` -> "triton.language.constexpr" after `import
-  /// triton.language as tl`; "" when it is not part of triton or math.
-  std::string canonical(const std::string &name) const {
-    const size_t dot = name.find('.');
-    const std::string head = name.substr(0, dot);
-    const std::string rest = dot == std::string::npos ? "" : name.substr(dot);
-    std::string base;
-    if (auto it = m_.aliases.find(head); it != m_.aliases.end())
-      base = std::string(alias_path(it->second));
-    else if (auto it2 = m_.language_names.find(head); it2 != m_.language_names.end())
-      base = std::string(alias_path(it2->second.first)) + "." + it2->second.second;
-    else
-      return "";
-    return base + rest;
-  }
+  std::string canonical(const std::string &name) const { return m_.canonical(name); }
 
   bool is_path(const Expr &e, std::string_view path) const { return canonical(dotted(e)) == path; }
 
@@ -140,6 +165,7 @@ private:
     m_.imported_modules.erase(name);
     m_.host_names.erase(name);
     plain_defs_.erase(name);
+    module_exprs_.erase(name);
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
 
@@ -202,14 +228,35 @@ private:
       }
       return conditional(s);
     }
+    case StmtKind::ClassDef:
+      return bind_host(s.id, "a class", s.loc);
+    case StmtKind::AsyncFunctionDef:
+      return bind_host(s.id, "an async function", s.loc);
+    case StmtKind::Try:
+    case StmtKind::TryStar:
+      // `try: from triton.language.extra.cuda import libdevice` with a
+      // fallback import in `except`: the first binding of a name wins.
+      ++conditional_;
+      for (const StmtPtr &c : s.body)
+        top_level(*c);
+      for (const ExceptHandler &h : s.handlers)
+        for (const StmtPtr &c : h.body)
+          top_level(*c);
+      for (const StmtPtr &c : s.orelse)
+        top_level(*c);
+      for (const StmtPtr &c : s.finalbody)
+        top_level(*c);
+      --conditional_;
+      return;
     case StmtKind::For:
-    case StmtKind::While: return conditional(s);
+    case StmtKind::While:
+    case StmtKind::With:
+    case StmtKind::AsyncWith:
+    case StmtKind::AsyncFor: return conditional(s);
     default:
-      // Host code kiln never runs: expressions, classes, with, try, ... The
+      // Host code kiln never runs (expressions, raise, del, match, ...); the
       // names such statements bind stay unknown to kernels.
-      if (s.kind == StmtKind::Unsupported)
-        return;
-      return conditional(s);
+      return;
     }
   }
 
@@ -378,6 +425,8 @@ private:
         continue;
       }
       bind_host(name, "a value computed by host code", s.loc);
+      if (s.targets.size() == 1)
+        module_exprs_[name] = &v; // data a decorator may read (a config list)
     }
   }
 
@@ -456,6 +505,10 @@ private:
       if (is_path(*e.children[0], "triton.language.constexpr") && e.children.size() == 2)
         return constant(*e.children[1]);
       break;
+    case ExprKind::Attribute: // `OUT_DTYPE = tl.float16`
+      if (std::optional<DType> t = parse_language_dtype(canonical(dotted(e))))
+        return ConstValue::of_dtype(*t);
+      break;
     default: break;
     }
     fail(e.loc, "expected a constant (a number, a bool, a string or an expression of them)");
@@ -507,7 +560,7 @@ private:
       const Expr *callee = d->kind == ExprKind::Call ? d->children[0].get() : d.get();
       const std::string path = canonical(dotted(*callee));
       if (path == "triton.autotune" || path == "triton.heuristics")
-        autotune_decorators_.push_back({fn.get(), d.get()});
+        decorators_.push_back({fn.get(), d.get()});
       // Other decorators (Python wrappers kiln does not run) do not change the kernel.
     }
     add_function(std::move(fn));
@@ -534,6 +587,7 @@ private:
 
   std::unique_ptr<JitFunctionInfo> make_function(const std::string &name, const Stmt &s) {
     auto fn = std::make_unique<JitFunctionInfo>();
+    fn->module = &m_;
     fn->name = name;
     fn->def = &s;
     fn->first_line = s.def_line;
@@ -615,14 +669,24 @@ private:
   const SourceFile &src_;
   int conditional_ = 0;
   std::map<std::string, const Stmt *> plain_defs_;
-
-public:
-  /// (function, decorator) pairs for decorators.cpp to read once every
-  /// module-level name is known.
-  std::vector<std::pair<JitFunctionInfo *, const Expr *>> autotune_decorators_;
+  std::map<std::string, const Expr *> module_exprs_;
+  std::set<std::string> evaluating_; ///< module names being evaluated (a cycle is an error)
+  /// (function, decorator) pairs read once every module-level name is known.
+  std::vector<std::pair<JitFunctionInfo *, const Expr *>> decorators_;
 };
 
 } // namespace
+
+std::string ModuleInfo::canonical(const std::string &name) const {
+  const size_t dot = name.find('.');
+  const std::string head = name.substr(0, dot);
+  const std::string rest = dot == std::string::npos ? "" : name.substr(dot);
+  if (auto it = aliases.find(head); it != aliases.end())
+    return std::string(alias_path(it->second)) + rest;
+  if (auto it = language_names.find(head); it != language_names.end())
+    return std::string(alias_path(it->second.first)) + "." + it->second.second + rest;
+  return "";
+}
 
 const JitFunctionInfo *ModuleInfo::function(std::string_view name) const {
   for (const auto &f : functions)

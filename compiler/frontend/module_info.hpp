@@ -93,6 +93,11 @@ struct ModuleInfo {
   /// Keeps the modules this one imports (and their imports) alive.
   std::shared_ptr<const ModuleSet> imports;
 
+  /// The canonical path of a dotted name given this module's imports:
+  /// "triton.language.constexpr" for `tl.constexpr` after `import
+  /// triton.language as tl`; "" when it is not part of triton or math.
+  std::string canonical(const std::string &dotted) const;
+
   /// A jit function this module defines.
   const JitFunctionInfo *function(std::string_view name) const;
   /// A jit function a kernel of this module can call by `name`: its own or imported.

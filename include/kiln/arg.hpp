@@ -23,7 +23,7 @@ class JitFunction;
 
 class Arg {
 public:
-  enum class Kind : uint8_t { None, Int, UInt, Float, Bool, Pointer, Function };
+  enum class Kind : uint8_t { None, Int, UInt, Float, Bool, Pointer, Function, Str, DType };
 
   /// None, as an argument left out would be.
   Arg() = default;
@@ -55,6 +55,11 @@ public:
     u_.p = p;
   }
   Arg(const Kernel &fn);
+  /// A string constexpr (`ACTIVATION="leaky_relu"`); a constexpr in Triton
+  /// whatever the parameter's annotation. `s` must outlive the launch call.
+  Arg(const char *s) : kind_(Kind::Str) { u_.s = s; }
+  /// A dtype constexpr (`OUT_DTYPE=tl.float16`): kiln::arg("OUT_DTYPE", kiln::DType::f16).
+  Arg(DType t) : kind_(Kind::DType), dtype_(t) {}
   Arg(const DLTensor *t);
   Arg(DLTensor *t) : Arg(static_cast<const DLTensor *>(t)) {}
 
@@ -77,6 +82,7 @@ public:
   bool as_bool() const { return u_.b; }
   const void *as_pointer() const { return u_.p; }
   const runtime::JitFunction *as_function() const { return u_.fn; }
+  const char *as_str() const { return u_.s; }
 
 private:
   friend Arg arg(const char *name, Arg value);
@@ -91,6 +97,7 @@ private:
     bool b;
     const void *p;
     const runtime::JitFunction *fn;
+    const char *s;
   } u_{};
 };
 

@@ -19,6 +19,10 @@ std::size_t dtype_size(DType t);
 std::string_view dtype_name(DType t);
 /// The short spelling of the CLI and .npy handling: "i1", "i32", "f16", "bf16", "f32".
 std::string_view dtype_short_name(DType t);
+/// The triton.language name: "float16" (as in `tl.float16`).
+std::string_view dtype_language_name(DType t);
+/// Parses "tl.float16" / "triton.language.float16"; nullopt for anything else.
+std::optional<DType> parse_language_dtype(std::string_view s);
 /// Parses either spelling ("fp32" or "f32", "i32", "bf16", "u1"=i1); nullopt if unknown.
 std::optional<DType> parse_dtype(std::string_view s);
 

@@ -18,6 +18,7 @@
 
 #include "kiln/arg.hpp"
 #include "kiln/async.hpp"
+#include "kiln/autotune.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/device.hpp"
 #include "kiln/grid.hpp"
@@ -62,6 +63,12 @@ public:
   const std::vector<KernelParam> &params() const;
   /// Hex SHA-256 over the source, callees, first line and constexpr globals.
   const std::string &cache_key() const;
+  /// The `@triton.autotune` data, or nullopt when the kernel has none. Until
+  /// kiln tunes, a launch that leaves a config's meta-parameters unset uses
+  /// the first config; explicit arguments always win.
+  std::optional<AutotuneSpec> autotune() const;
+  /// The names `@triton.heuristics` computes at each launch, in order.
+  std::vector<std::string> heuristics() const;
 
   /// `kernel[grid](args...)`: binds, specializes, compiles or hits a cache, launches.
   Launcher operator[](Grid grid) const;

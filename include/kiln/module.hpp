@@ -34,6 +34,7 @@ public:
   /// The @triton.jit function `name`. Throws ArgumentError listing the
   /// module's functions when there is none of that name.
   Kernel kernel(std::string_view name) const;
+  /// The jit functions this file defines, then those it imports from other kernel files.
   std::vector<std::string> function_names() const;
   const std::string &path() const;
 

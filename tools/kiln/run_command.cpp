@@ -1,12 +1,12 @@
 #include "tools/kiln/run_command.hpp"
 
-#include <deque>
 #include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -188,7 +188,6 @@ struct StagedTensor {
 class LaunchArgs {
 public:
   explicit LaunchArgs(std::size_t capacity) {
-    names_.reserve(capacity);
     functions_.reserve(capacity);
     tensors_.reserve(capacity);
     args_.reserve(capacity);
@@ -219,14 +218,12 @@ public:
     return nullptr;
   }
 
-private:
-  const char *keep(const std::string &name) {
-    assert(names_.size() < names_.capacity());
-    names_.push_back(name);
-    return names_.back().c_str();
-  }
+  /// A copy of `text` that lives as long as the arguments (a deque: taking
+  /// more never moves the earlier ones).
+  const char *keep(const std::string &text) { return names_.emplace_back(text).c_str(); }
 
-  std::vector<std::string> names_;
+private:
+  std::deque<std::string> names_;
   std::vector<Kernel> functions_;
   std::vector<StagedTensor> tensors_;
   std::vector<Arg> args_;
@@ -392,11 +389,15 @@ CheckedWords check_words(const RunOptions &o) {
 
 /// Classifies every VALUE against the module's jit functions, and checks
 /// that each --out names a tensor.
-std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module) {
+std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module, const Kernel &kernel) {
   const std::vector<std::string> functions = module.function_names();
   std::vector<ArgValue> values;
-  for (const Assignment &a : w.assignments)
-    values.push_back(classify_value(a.name, a.value, functions));
+  for (const Assignment &a : w.assignments) {
+    bool is_constexpr = false;
+    for (const KernelParam &p : kernel.params())
+      is_constexpr |= p.name == a.name && p.is_constexpr;
+    values.push_back(classify_value(a.name, a.value, functions, is_constexpr));
+  }
   for (const Assignment &out : w.outs) {
     const auto it = std::find_if(w.assignments.begin(), w.assignments.end(),
                                  [&](const Assignment &a) { return a.name == out.name; });
@@ -421,6 +422,7 @@ void bind(LaunchArgs &args, const CheckedWords &w, const std::vector<ArgValue> &
         Overloaded{
             [&](const TensorSpec &s) { args.add_tensor(name, make_host_tensor(s), staging); },
             [&](const FunctionRef &f) { args.add_function(name, module.kernel(f.name)); },
+            [&](const StringValue &s) { args.add(name, Arg(args.keep(s.text))); },
             [&](const auto &scalar) { args.add(name, Arg(scalar)); },
         },
         values[i]);
@@ -455,8 +457,8 @@ void run(const RunOptions &o, const CommonOptions &common) {
   set_device(Device{staging->backend(), 0});
 
   const Module module = Module::from_file(o.file);
-  const std::vector<ArgValue> values = classify_all(words, module);
   const Kernel kernel = module.kernel(o.kernel);
+  const std::vector<ArgValue> values = classify_all(words, module, kernel);
 
   LaunchArgs args(values.size() + 3); // + num_warps, num_stages, debug
   bind(args, words, values, o, module, *staging);
@@ -519,7 +521,7 @@ Assignment parse_assignment(std::string_view text, std::string_view what) {
 }
 
 ArgValue classify_value(std::string_view name, std::string_view value,
-                        std::span<const std::string> function_names) {
+                        std::span<const std::string> function_names, bool constexpr_param) {
   if (value == "true" || value == "True")
     return true;
   if (value == "false" || value == "False")
@@ -536,6 +538,10 @@ ArgValue classify_value(std::string_view name, std::string_view value,
   }
   if (std::find(function_names.begin(), function_names.end(), value) != function_names.end())
     return FunctionRef{std::string(value)};
+  if (std::optional<DType> t = parse_language_dtype(value))
+    return *t;
+  if (constexpr_param)
+    return StringValue{std::string(value)};
   throw UsageError("argument " + in_quotes(name) + ": " + in_quotes(value) +
                    " is not a number, true/false, a tensor (@file.npy, zeros:SHAPE:DTYPE, "
                    "empty:SHAPE:DTYPE) or a jit function of the file (" +

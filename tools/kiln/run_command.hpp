@@ -51,18 +51,26 @@ struct FunctionRef {
   friend bool operator==(const FunctionRef &, const FunctionRef &) = default;
 };
 
+/// VALUE of a constexpr parameter that is no number, tensor or function: a
+/// string constexpr (`ACTIVATION=leaky_relu`).
+struct StringValue {
+  std::string text;
+  friend bool operator==(const StringValue &, const StringValue &) = default;
+};
+
 /// What a VALUE of the command line is, in the order they are tried:
 /// true/false (also True/False) a bool; an integer literal (decimal or 0x
 /// hex, optionally signed) an int64, or a uint64 above INT64_MAX; a float
 /// literal ('.', an exponent, inf, nan) a double (the kernel sees fp32); a
 /// tensor spec (@file.npy[:bf16], zeros:SHAPE:DT, empty:SHAPE:DT); the name
-/// of a jit function among `function_names`.
-using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef>;
+/// of a jit function among `function_names`; `tl.float16` a dtype; for a
+/// constexpr parameter, any other word a string.
+using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef, StringValue, DType>;
 
 /// Classifies the VALUE of argument `name`. Throws UsageError naming the
 /// argument when it is none of the above or out of range.
 ArgValue classify_value(std::string_view name, std::string_view value,
-                        std::span<const std::string> function_names);
+                        std::span<const std::string> function_names, bool constexpr_param = false);
 
 /// Where a launch's tensors live, and the copies between there and the
 /// HostTensors the command reads and writes. This is the seam for the cuda

@@ -1,0 +1,138 @@
+// What @triton.autotune and @triton.heuristics add to a launch: the
+// parameters a config or a heuristic gives a value, before defaults apply.
+//
+// Until kiln has its autotuner, a launch that leaves a config's
+// meta-parameters unset takes the first config (as Triton does when there is
+// only one); arguments given explicitly always win over a config.
+#include <cstring>
+
+#include "compiler/frontend/py_eval.hpp"
+#include "kiln/error.hpp"
+#include "runtime/jit_function.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+using frontend::ConstValue;
+using frontend::PyValue;
+
+bool given(std::span<const Arg> args, const char *name) {
+  for (const Arg &a : args)
+    if (a.name() && std::strcmp(a.name(), name) == 0)
+      return true;
+  return false;
+}
+
+PyValue py_value(const Arg &a, const std::string &param) {
+  switch (a.kind()) {
+  case Arg::Kind::None: return PyValue::of(ConstValue::none());
+  case Arg::Kind::Int: return PyValue::of(ConstValue::of_int(a.as_int()));
+  case Arg::Kind::UInt: return PyValue::opaque("the unsigned integer argument '" + param + "'");
+  case Arg::Kind::Float: return PyValue::of(ConstValue::of_float(a.as_float()));
+  case Arg::Kind::Bool: return PyValue::of(ConstValue::of_bool(a.as_bool()));
+  case Arg::Kind::Pointer: return PyValue::opaque("the tensor argument '" + param + "'");
+  case Arg::Kind::Function: return PyValue::opaque("the jit function argument '" + param + "'");
+  case Arg::Kind::Str: return PyValue::of(ConstValue::of_str(a.as_str()));
+  case Arg::Kind::DType: return PyValue::of(ConstValue::of_dtype(a.dtype()));
+  }
+  return PyValue::opaque("?");
+}
+
+} // namespace
+
+void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
+  const unsigned np = static_cast<unsigned>(params_.size());
+  b.derived.emplace();
+  auto set_param = [&](const std::string &name, const ConstValue &v, const char *from) {
+    for (unsigned i = 0; i < np; ++i) {
+      if (params_[i].name != name)
+        continue;
+      std::optional<Arg> a = v.kind == ConstValue::Kind::Str ? Arg(b.derived->strings.emplace_back(v.s).c_str())
+                                                             : arg_from_const(v);
+      if (!a)
+        throw ArgumentError(info_.name + ": " + from + " gives '" + name + "' the value " + v.repr() +
+                            ", which kiln cannot pass as an argument");
+      b.derived->args[i] = *a;
+      b.args[i] = &b.derived->args[i];
+      return true;
+    }
+    return false;
+  };
+
+  if (const auto &tune = info_.autotune) {
+    bool missing = false;
+    if (tune->configs.empty()) {
+      for (unsigned i = 0; i < np; ++i)
+        missing |= !b.args[i] && !defaults_[i] && params_[i].is_constexpr;
+      if (missing)
+        throw ArgumentError(info_.name + " is autotuned over configs kiln could not read, so its meta-parameters "
+                            "must be given explicitly: " + tune->error);
+    } else {
+      const frontend::AutotuneConfig &c = tune->configs.front();
+      for (const auto &[name, value] : c.kwargs) {
+        unsigned i = 0;
+        while (i < np && params_[i].name != name)
+          ++i;
+        if (i == np)
+          throw ArgumentError(info_.name + ": the autotune config sets '" + name + "', which is not a parameter");
+        if (!b.args[i])
+          set_param(name, value, "the first autotune config");
+      }
+      if (c.num_warps && !given(args, "num_warps"))
+        b.options.num_warps = static_cast<int>(*c.num_warps);
+      if (c.num_stages && !given(args, "num_stages"))
+        b.options.num_stages = static_cast<int>(*c.num_stages);
+    }
+  }
+
+  if (info_.heuristics.empty())
+    return;
+  // The lambdas see every argument bound so far, by name, as Triton's
+  // Heuristics does; each heuristic also sees the ones before it.
+  PyValue dict;
+  dict.kind = PyValue::Kind::Dict;
+  for (unsigned i = 0; i < np; ++i) {
+    const Arg *a = b.args[i] ? b.args[i] : defaults_[i] ? &*defaults_[i] : nullptr;
+    if (!a)
+      continue;
+    dict.items.push_back(PyValue::of(ConstValue::of_str(params_[i].name)));
+    dict.items.push_back(py_value(*a, params_[i].name));
+  }
+  const frontend::ModuleInfo &mod = *info_.module;
+  frontend::PyEval eval(
+      *mod.ast.source,
+      [&](const std::string &name, std::string &why) -> std::optional<PyValue> {
+        if (auto g = mod.globals.find(name); g != mod.globals.end())
+          return PyValue::of(g->second.value);
+        if (auto h = mod.host_names.find(name); h != mod.host_names.end())
+          why = h->second.what;
+        return std::nullopt;
+      },
+      [&](const std::string &d) { return mod.canonical(d); });
+  auto update = [&](const std::string &name, PyValue v) {
+    for (size_t k = 0; k < dict.items.size(); k += 2)
+      if (dict.items[k].c.s == name) {
+        dict.items[k + 1] = std::move(v);
+        return;
+      }
+    dict.items.push_back(PyValue::of(ConstValue::of_str(name)));
+    dict.items.push_back(std::move(v));
+  };
+  for (const frontend::Heuristic &h : info_.heuristics) {
+    PyValue v = eval.call_lambda(*h.lambda, dict);
+    if (v.kind != PyValue::Kind::Const)
+      throw ArgumentError(info_.name + ": the heuristic for '" + h.name + "' gave a value that is not a number, "
+                          "bool or None");
+    if (h.name == "num_warps" || h.name == "num_stages") {
+      if (v.c.kind != ConstValue::Kind::Int)
+        throw ArgumentError(info_.name + ": the heuristic for " + h.name + " must give an int, not " + v.c.repr());
+      (h.name == "num_warps" ? b.options.num_warps : b.options.num_stages) = static_cast<int>(v.c.i);
+      continue;
+    }
+    set_param(h.name, v.c, "a heuristic");
+    update(h.name, std::move(v));
+  }
+}
+
+} // namespace kiln::runtime

@@ -1,0 +1,217 @@
+// @triton.autotune and @triton.heuristics as real files write them: configs
+// built from comprehensions and helper functions, heuristics lambdas over the
+// launch arguments. kiln reads them without running Python; a heuristic's
+// value is applied at each launch, and until kiln tunes, a launch without a
+// config's meta-parameters takes the first config.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <kiln/kiln.hpp>
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+const char *const kAutotunedAdd = R"(import torch
+import triton
+import triton.language as tl
+
+DEVICE = triton.runtime.driver.active.get_active_torch_device()
+
+
+def get_autotune_config():
+    configs = []
+    for block in [128, 256, 512]:
+        for warps in [4, 8]:
+            configs.append(triton.Config({"BLOCK_SIZE": block}, num_warps=warps, num_stages=2))
+    return configs
+
+
+@triton.autotune(configs=get_autotune_config(), key=["n_elements"], reset_to_zero=["out_ptr"])
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + y, mask=mask)
+
+
+def add(x: torch.Tensor, y: torch.Tensor):
+    output = torch.empty_like(x)
+    n_elements = output.numel()
+    grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)
+    add_kernel[grid](x, y, output, n_elements)
+    return output
+)";
+
+} // namespace
+
+TEST_CASE("decorators: autotune configs built by a helper function are read from the file") {
+  kiln::Module m = kiln::Module::from_string(kAutotunedAdd, "add_autotuned.py");
+  kiln::Kernel k = m.kernel("add_kernel");
+  std::optional<kiln::AutotuneSpec> spec = k.autotune();
+  REQUIRE(spec);
+  CHECK(spec->error.empty());
+  REQUIRE(spec->configs.size() == 6);
+  CHECK(spec->configs[0].meta[0].first == "BLOCK_SIZE");
+  CHECK(spec->configs[0].meta[0].second.as_int() == 128);
+  CHECK(spec->configs[5].meta[0].second.as_int() == 512);
+  CHECK(spec->configs[5].num_warps == 8);
+  CHECK(spec->configs[5].num_stages == 2);
+  CHECK(spec->key == std::vector<std::string>{"n_elements"});
+  CHECK(spec->reset_to_zero == std::vector<std::string>{"out_ptr"});
+}
+
+TEST_CASE("decorators: a launch without the meta-parameters takes the first config; explicit ones win") {
+  kiln::Module m = kiln::Module::from_string(kAutotunedAdd, "add_autotuned.py");
+  kiln::Kernel k = m.kernel("add_kernel");
+  std::vector<float> x(1000), y(1000), out(1000);
+  for (int i = 0; i < 1000; ++i) {
+    x[i] = static_cast<float>(i);
+    y[i] = 1.0f;
+  }
+  kiln::LaunchResult r = k[{kiln::cdiv(1000, 128)}](x.data(), y.data(), out.data(), 1000);
+  REQUIRE(r.kernel);
+  CHECK(contains(r.kernel->specialization, "BLOCK_SIZE: constexpr=128"));
+  CHECK(r.kernel->options.num_warps == 4);
+  CHECK(r.kernel->options.num_stages == 2);
+  for (int i = 0; i < 1000; ++i)
+    CHECK(out[i] == static_cast<float>(i) + 1.0f);
+
+  kiln::LaunchResult e = k[{kiln::cdiv(1000, 64)}](x.data(), y.data(), out.data(), 1000, kiln::arg("BLOCK_SIZE", 64),
+                                                   kiln::arg("num_warps", 2));
+  REQUIRE(e.kernel);
+  CHECK(contains(e.kernel->specialization, "BLOCK_SIZE: constexpr=64"));
+  CHECK(e.kernel->options.num_warps == 2);
+}
+
+TEST_CASE("decorators: configs from comprehensions over module-level lists") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+BLOCKS = [16, 32]
+configs = [
+    triton.Config({"BLOCK_M": bm, "BLOCK_N": bn, "GROUP": 8}, num_stages=s, num_warps=w)
+    for bm in BLOCKS
+    for bn in [32, 64]
+    for s in ([3, 4] if bm > 16 else [2])
+    for w in [4, 8]
+    if bm * bn <= 2048
+] + [triton.Config(dict(BLOCK_M=64, BLOCK_N=64, GROUP=4), num_warps=8)]
+
+
+@triton.autotune(configs, key=["M", "N"])
+@triton.jit
+def k(x_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP: tl.constexpr):
+    tl.store(x_ptr, BLOCK_M * BLOCK_N + GROUP)
+)",
+                                             "configs.py");
+  std::optional<kiln::AutotuneSpec> spec = m.kernel("k").autotune();
+  REQUIRE(spec);
+  // bm=16: bn 32, 64 x s [2] x w 2 = 4; bm=32: bn=32 x s 2 x w 2 = 4 (32*64 > 2048 is dropped); +1
+  REQUIRE(spec->configs.size() == 9);
+  CHECK(spec->configs[0].num_stages == 2);
+  CHECK(spec->configs[4].meta[0].second.as_int() == 32);
+  CHECK(spec->configs[4].num_stages == 3);
+  CHECK(spec->configs[8].meta[2].second.as_int() == 4);
+  CHECK(spec->configs[8].num_stages == std::nullopt);
+  int32_t v = 0;
+  m.kernel("k")[{1}](&v, 10, 10);
+  CHECK(v == 16 * 32 + 8);
+}
+
+TEST_CASE("decorators: heuristics lambdas set constexprs and options at each launch") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.heuristics(
+    {
+        "BLOCK_SIZE": lambda args: triton.next_power_of_2(args["n_cols"]),
+        "EVEN": lambda args: args["n_cols"] == args["BLOCK_SIZE"],
+        "num_warps": lambda args: min(max(args["BLOCK_SIZE"] // 256, 1), 8),
+    }
+)
+@triton.jit
+def scale_rows(x_ptr, out_ptr, n_cols, scale, BLOCK_SIZE: tl.constexpr, EVEN: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK_SIZE)
+    if EVEN:
+        x = tl.load(x_ptr + row * n_cols + cols)
+        tl.store(out_ptr + row * n_cols + cols, x * scale)
+    else:
+        mask = cols < n_cols
+        x = tl.load(x_ptr + row * n_cols + cols, mask=mask, other=0.0)
+        tl.store(out_ptr + row * n_cols + cols, x * scale, mask=mask)
+)",
+                                             "heuristics.py");
+  kiln::Kernel k = m.kernel("scale_rows");
+  CHECK(k.heuristics() == std::vector<std::string>{"BLOCK_SIZE", "EVEN", "num_warps"});
+  for (int n_cols : {100, 128, 1000}) {
+    std::vector<float> x(3 * n_cols), out(3 * n_cols, -1.0f);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = static_cast<float>(i);
+    kiln::LaunchResult r = k[{3}](x.data(), out.data(), n_cols, 0.5f);
+    REQUIRE(r.kernel);
+    const int block = n_cols == 100 ? 128 : n_cols == 128 ? 128 : 1024;
+    CHECK(contains(r.kernel->specialization, "BLOCK_SIZE: constexpr=" + std::to_string(block)));
+    CHECK(contains(r.kernel->specialization, std::string("EVEN: constexpr=") + (n_cols == 128 ? "True" : "False")));
+    CHECK(r.kernel->options.num_warps == (block >= 1024 ? 4 : 1));
+    for (size_t i = 0; i < x.size(); ++i)
+      CHECK(out[i] == 0.5f * x[i]);
+  }
+}
+
+TEST_CASE("decorators: configs built by host code are an error only for a launch that needs them") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+from my_project.tuning import load_configs
+
+
+@triton.autotune(configs=load_configs("add"), key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs, mask=offs < n)
+)",
+                                             "host_configs.py");
+  kiln::Kernel k = m.kernel("k");
+  REQUIRE(k.autotune());
+  CHECK(contains(k.autotune()->error, "kiln cannot evaluate the call to 'load_configs'"));
+  std::vector<int32_t> v(8, -1);
+  k[{1}](v.data(), 8, kiln::arg("BLOCK", 8));
+  CHECK(v[7] == 7);
+  try {
+    k[{1}](v.data(), 8);
+    FAIL("a launch without BLOCK did not throw");
+  } catch (const kiln::ArgumentError &e) {
+    CHECK(contains(e.what(), "k is autotuned over configs kiln could not read"));
+    CHECK(contains(e.what(), "load_configs"));
+  }
+}
+
+TEST_CASE("decorators: malformed decorators are load errors that say what is wrong") {
+  auto load_error = [](const std::string &decorator) {
+    try {
+      kiln::Module::from_string("import triton\nimport triton.language as tl\n\n" + decorator +
+                                    "\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n",
+                                "bad.py");
+    } catch (const kiln::CompileError &e) {
+      return std::string(e.message());
+    }
+    return std::string("no error");
+  };
+  CHECK(contains(load_error("@triton.autotune(configs=[], key=['n'])"), "configs list is empty"));
+  CHECK(contains(load_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['m'])"),
+                 "names 'm', which is not a parameter of 'k'"));
+  CHECK(contains(load_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n'], tuner=1)"),
+                 "triton.autotune has no argument 'tuner'"));
+  CHECK(contains(load_error("@triton.heuristics({'BLOCK': 8})"), "must be a lambda of one argument"));
+  CHECK(contains(load_error("@triton.heuristics({'SIZE': lambda a: 8})"), "names no parameter of 'k'"));
+}
