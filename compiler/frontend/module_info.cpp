@@ -223,6 +223,12 @@ private:
 
     for (size_t i = 0; i < s.params.size(); ++i) {
       const Param &p = s.params[i];
+      if (p.kind != ParamKind::Positional)
+        fail(p.loc, std::string(p.kind == ParamKind::PositionalOnly ? "positional-only ('/')"
+                                : p.kind == ParamKind::KeywordOnly  ? "keyword-only"
+                                                                    : "variadic") +
+                        " parameters ('" + p.name +
+                        "') are not supported in @triton.jit functions");
       ParamInfo info;
       info.name = p.name;
       info.index = static_cast<unsigned>(i);
