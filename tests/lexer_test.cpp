@@ -32,11 +32,24 @@ std::string dump(const std::string &text) {
     case TokenKind::Name:
     case TokenKind::Int:
     case TokenKind::Float:
+    case TokenKind::Imaginary:
     case TokenKind::Op:
       out += token.text;
       break;
     case TokenKind::String:
       out += '"' + token.text + '"';
+      break;
+    case TokenKind::Bytes:
+      out += "b\"" + token.text + '"';
+      break;
+    case TokenKind::FStringStart:
+      out += "FSTART(" + token.text + ")";
+      break;
+    case TokenKind::FStringMiddle:
+      out += "<" + token.text + ">";
+      break;
+    case TokenKind::FStringEnd:
+      out += "FEND";
       break;
     case TokenKind::Newline:
       out += "NL";

@@ -111,6 +111,8 @@ std::string sexpr(const kf::Expr *e) {
   case ExprKind::IfExp:
     out += "if";
     break;
+  default: // the other kinds are checked through kf::dump
+    return std::string("<") + kf::describe(e->kind) + ">";
   }
   for (const kf::ExprPtr &child : e->children)
     add(sexpr(child.get()));

@@ -168,7 +168,6 @@ enum class StmtKind : uint8_t {
   AsyncFor,    // async for, with the fields of For
   Match,       // match value: cases
   TypeAlias,   // type targets[0][type_params] = value
-  Unsupported, // (until the full parser lands) a statement the parser skipped: id names it
 };
 
 /// How a diagnostic names statements of `kind`, in the plural: "'with'

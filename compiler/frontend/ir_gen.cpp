@@ -174,8 +174,33 @@ void IrGen::exec(const Stmt &s) {
                     "' at module level with @triton.jit");
   case StmtKind::Import:
   case StmtKind::ImportFrom: fail(s.loc, "imports must be at module level");
-  case StmtKind::Unsupported: fail(s.loc, "'" + s.id + "' statements are not supported in kernels");
-  default: fail(s.loc, "this statement is not supported inside a @triton.jit function");
+  case StmtKind::AsyncFunctionDef:
+  case StmtKind::ClassDef:
+  case StmtKind::With:
+  case StmtKind::AsyncWith:
+  case StmtKind::Try:
+  case StmtKind::TryStar:
+  case StmtKind::Raise:
+  case StmtKind::Global:
+  case StmtKind::Nonlocal:
+  case StmtKind::Delete:
+  case StmtKind::AsyncFor:
+  case StmtKind::Match:
+  case StmtKind::TypeAlias: {
+    // Python the parser takes anywhere, but that a kernel cannot mean.
+    const char *hint = s.kind == StmtKind::With || s.kind == StmtKind::AsyncWith
+                           ? " (Triton kernels have no context managers); write the body without "
+                             "'with'"
+                       : s.kind == StmtKind::Try || s.kind == StmtKind::TryStar ||
+                               s.kind == StmtKind::Raise
+                           ? " (kernels cannot raise or catch exceptions); check conditions with "
+                             "tl.static_assert or tl.device_assert"
+                       : s.kind == StmtKind::Global || s.kind == StmtKind::Nonlocal
+                           ? "; pass the value as a parameter and return the result"
+                           : "";
+    fail(s.loc, std::string(describe(s.kind)) +
+                    " are not supported inside a @triton.jit function" + hint);
+  }
   }
 }
 
@@ -195,6 +220,9 @@ void IrGen::assign(const Expr &target, Val value) {
     for (size_t i = 0; i < target.children.size(); ++i)
       assign(*target.children[i], value.elems[i]);
     return;
+  case ExprKind::Starred:
+    fail(target.loc, "starred assignment targets ('*x') are not supported inside a @triton.jit "
+                     "function; unpack into a fixed number of names");
   case ExprKind::Subscript:
     fail(target.loc, "assignment to an element of a tensor is not supported; use tl.store for memory "
                      "or tl.where to update a block");

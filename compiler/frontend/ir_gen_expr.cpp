@@ -518,7 +518,8 @@ Val IrGen::eval(const Expr &e) {
   case ExprKind::Name: return lookup(e.id, e.loc);
   case ExprKind::Int:
     if (e.int_value > static_cast<uint64_t>(INT64_MAX))
-      fail(e.loc, "integer literal " + std::to_string(e.int_value) + " does not fit in int64");
+      fail(e.loc, "integer literal " + (e.id.empty() ? std::to_string(e.int_value) : e.id) +
+                      " does not fit in int64");
     return Val::constant(ConstValue::of_int(static_cast<int64_t>(e.int_value)));
   case ExprKind::Float: return Val::constant(ConstValue::of_float(e.float_value));
   case ExprKind::Bool: return Val::constant(ConstValue::of_bool(e.bool_value));
@@ -529,6 +530,14 @@ Val IrGen::eval(const Expr &e) {
     return attribute(base, e.id, e.loc);
   }
   case ExprKind::Call: {
+    for (size_t i = 1; i < e.children.size(); ++i)
+      if (e.children[i]->kind == ExprKind::Starred)
+        fail(e.children[i]->loc, "argument unpacking ('*') is not supported inside a @triton.jit "
+                                 "function; pass the arguments one by one");
+    for (const Keyword &k : e.keywords)
+      if (k.name.empty())
+        fail(k.loc, "keyword argument unpacking ('**') is not supported inside a @triton.jit "
+                    "function; pass the arguments by name");
     Val fn = eval(*e.children[0]);
     CallArgs args;
     args.expr = &e;
@@ -598,9 +607,41 @@ Val IrGen::eval(const Expr &e) {
       fail(e.loc, "a conditional expression needs a compile-time condition; use tl.where for tensors");
     return eval(*e.children[test.c.truthy() ? 1 : 2]);
   }
-  default: break;
+  case ExprKind::Lambda:
+  case ExprKind::Dict:
+  case ExprKind::Set:
+  case ExprKind::ListComp:
+  case ExprKind::SetComp:
+  case ExprKind::DictComp:
+  case ExprKind::GeneratorExp:
+  case ExprKind::Await:
+  case ExprKind::Yield:
+  case ExprKind::YieldFrom:
+  case ExprKind::NamedExpr:
+  case ExprKind::Starred:
+  case ExprKind::JoinedStr:
+  case ExprKind::FormattedValue:
+  case ExprKind::Bytes:
+  case ExprKind::Ellipsis:
+  case ExprKind::Complex:
+  case ExprKind::Comprehension:
+  case ExprKind::MatchValue:
+  case ExprKind::MatchSingleton:
+  case ExprKind::MatchSequence:
+  case ExprKind::MatchMapping:
+  case ExprKind::MatchClass:
+  case ExprKind::MatchStar:
+  case ExprKind::MatchAs:
+  case ExprKind::MatchOr:
+  case ExprKind::TypeVar:
+  case ExprKind::ParamSpec:
+  case ExprKind::TypeVarTuple:
+    // Python the parser takes anywhere, but that a kernel cannot mean.
+    fail(e.loc, std::string(describe(e.kind)) + " are not supported inside a @triton.jit function" +
+                    (e.kind == ExprKind::Lambda ? "; define a @triton.jit function and call it"
+                                                : ""));
   }
-  fail(e.loc, "this expression is not supported inside a @triton.jit function");
+  fail(e.loc, "unsupported expression");
 }
 
 // ---- calls ----

@@ -1,6 +1,8 @@
-// The lexer: kernel file text to Python tokens, with the INDENT / DEDENT /
+// The lexer: Python source text to tokens, with the INDENT / DEDENT /
 // NEWLINE tokens that Python's tokenizer derives from indentation and line
-// ends. The parser (parser.hpp) is its only client.
+// ends, and f-strings split as Python 3.12 splits them (PEP 701): a start
+// token, literal parts, and the tokens of each replacement field between
+// '{' and '}'. The parser (parser.hpp) is its only client.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +16,17 @@ namespace kiln::frontend {
 
 enum class TokenKind : uint8_t {
   Name,      // identifiers and keywords alike (the parser tells them apart); text
-  Int,       // int_value; text is the spelling ("0xFF", "1_000")
+  Int,       // int_value; text is the spelling ("0xFF", "1_000"); big_int when the
+             // value needs more than 64 bits (int_value is then UINT64_MAX)
   Float,     // float_value; text is the spelling
+  Imaginary, // float_value is the imaginary part of `2.5j`; text is the spelling
   String,    // text is the value: quotes removed, escapes resolved
-  Op,        // operators and delimiters ("+", "//=", "(", "->", "..."); text
+  Bytes,     // text is the value of a b'...' literal
+  FStringStart,  // text is the prefix and opening quotes as written (`rf"""`)
+  FStringMiddle, // text is a literal part's value (escapes and `{{` resolved)
+  FStringEnd,    // text is the closing quotes
+  Op,        // operators and delimiters ("+", "//=", "(", "->", "...", and "!" before an
+             // f-string conversion); text
   Newline,   // the end of a logical line
   Indent,    // a line indented deeper than the one before
   Dedent,    // one per indentation level a line closes
@@ -32,6 +41,7 @@ struct Token {
   std::string text;
   uint64_t int_value = 0;
   double float_value = 0;
+  bool big_int = false;
 
   Token(TokenKind k, Loc l) : kind(k), loc(l) {}
 

@@ -592,8 +592,15 @@ private:
     fn->def = &s;
     fn->first_line = s.def_line;
     fn->source = src_.text().substr(s.source_begin, s.source_end - s.source_begin);
-    for (size_t i = 0; i < s.params.size(); ++i)
-      fn->params.push_back(param(s.params[i], static_cast<unsigned>(i)));
+    for (size_t i = 0; i < s.params.size(); ++i) {
+      const Param &p = s.params[i];
+      if (p.kind != ParamKind::Positional)
+        fail(p.loc, std::string(p.kind == ParamKind::PositionalOnly ? "positional-only ('/')"
+                                : p.kind == ParamKind::KeywordOnly  ? "keyword-only"
+                                                                    : "variadic") +
+                        " parameters ('" + p.name + "') are not supported in @triton.jit functions");
+      fn->params.push_back(param(p, static_cast<unsigned>(i)));
+    }
     return fn;
   }
 
