@@ -6,6 +6,8 @@
 // that the --out file was not written.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -318,5 +320,64 @@ TEST_CASE("cli run: a bad --grid is a usage error (exit 2)") {
     const CliRun r = kiln_run(args);
     check_failed(r, 2, {"--grid", "is not 1 to 3 non-negative integers"}, run.out);
     CHECK(contains(r.err, "run 'kiln run --help'"));
+  }
+}
+
+// Files written as Triton users write theirs (examples/triton_files: host
+// wrappers, torch, autograd classes, a package with relative imports,
+// autotune and heuristics decorators) run through `kiln run` unchanged.
+TEST_CASE("kiln run: real-style Triton files run unchanged, heuristics and autotune configs applied") {
+  const std::string examples = std::string(KILN_SOURCE_DIR) + "/examples/triton_files";
+  TempDir dir;
+  constexpr int64_t kRows = 3, kCols = 300;
+  HostTensor x = HostTensor::empty(DType::f32, {kRows, kCols});
+  HostTensor bias = HostTensor::empty(DType::f32, {kCols});
+  float *xp = static_cast<float *>(x.data()), *bp = static_cast<float *>(bias.data());
+  for (int64_t i = 0; i < kRows * kCols; ++i)
+    xp[i] = 0.01f * static_cast<float>((i * 37) % 401) - 2.0f;
+  for (int64_t i = 0; i < kCols; ++i)
+    bp[i] = 0.005f * static_cast<float>(i % 50) - 0.1f;
+  kiln::cli::write_npy(dir.file("x.npy"), x);
+  kiln::cli::write_npy(dir.file("b.npy"), bias);
+
+  SUBCASE("softmax: the block size comes from the heuristic, libdevice from a try/except import") {
+    const CliRun r = kiln_run({examples + "/softmax_online.py", "softmax_kernel", "--grid", "3",
+                               "out_ptr=zeros:3x300:f32", "in_ptr=@" + dir.file("x.npy"), "in_row_stride=300",
+                               "out_row_stride=300", "n_cols=300", "--out", "out_ptr=" + dir.file("y.npy")});
+    REQUIRE_MESSAGE(r.status == 0, r.err);
+    CHECK(contains(r.out, "BLOCK_SIZE: constexpr=512"));
+    const HostTensor y = kiln::cli::read_npy(dir.file("y.npy"));
+    const float *yp = static_cast<const float *>(y.data());
+    for (int64_t row = 0; row < kRows; ++row) {
+      float mx = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < kCols; ++c)
+        mx = std::max(mx, xp[row * kCols + c]);
+      for (int64_t c = 0; c < kCols; ++c)
+        sum += std::exp(xp[row * kCols + c] - mx);
+      for (int64_t c = 0; c < kCols; ++c)
+        CHECK(yp[row * kCols + c] == doctest::Approx(std::exp(xp[row * kCols + c] - mx) / sum).epsilon(1e-5));
+    }
+  }
+
+  SUBCASE("bias + activation from a package: relative imports, an activation passed by name, the first config") {
+    for (const std::string act : {"gelu", "relu", "leaky_relu"}) {
+      CAPTURE(act);
+      const std::string out = dir.file("o_" + act + ".npy");
+      const CliRun r = kiln_run({examples + "/fused_ops/bias_act.py", "bias_act_kernel", "--grid", "3",
+                                 "x_ptr=@" + dir.file("x.npy"), "bias_ptr=@" + dir.file("b.npy"),
+                                 "out_ptr=zeros:3x300:f32", "n_cols=300", "ACT=" + act, "--out", "out_ptr=" + out});
+      REQUIRE_MESSAGE(r.status == 0, r.err);
+      CHECK(contains(r.out, "BLOCK_N: constexpr=128"));
+      CHECK(contains(r.out, "num_warps=2"));
+      const HostTensor o = kiln::cli::read_npy(out);
+      const float *op = static_cast<const float *>(o.data());
+      for (int64_t i = 0; i < kRows * kCols; ++i) {
+        const float v = xp[i] + bp[i % kCols];
+        const float want = act == "relu"   ? std::max(v, 0.0f)
+                           : act == "gelu" ? 0.5f * v * (1.0f + std::erf(v * 0.7071067811865476f))
+                                           : (v >= 0 ? v : 0.01f * v);
+        CHECK(op[i] == doctest::Approx(want).epsilon(1e-5));
+      }
+    }
   }
 }

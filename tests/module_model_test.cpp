@@ -74,15 +74,38 @@ def scaled_add(x: torch.Tensor, y: torch.Tensor, out: Optional[torch.Tensor] = N
     if out is None:
         out = torch.empty_like(x)
     n_elements = out.numel()
-    grid = (triton.cdiv(n_elements, 1024),)
+    grid = lambda meta: (triton.cdiv(n_elements, meta["BLOCK_SIZE"]),)
     scaled_add_kernel[grid](x, y, out, n_elements, BLOCK_SIZE=1024)
     return out
+
+
+class ScaledAdd(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y, *, inplace: bool = False, **kwargs):
+        with torch.no_grad():
+            return scaled_add(x, y, x if inplace else None)
+
+
+try:
+    from triton.language.extra.cuda import libdevice
+except ImportError:
+    libdevice = None
+
+
+async def _serve(queue):
+    async for item in queue:
+        yield [v ** 2 for v in item if v is not None]
 
 
 if __name__ == "__main__":
     torch.manual_seed(0)
     x = torch.rand(98432, device=DEVICE)
-    print(scaled_add(x, x))
+    out = scaled_add(x, x)
+    match out.shape:
+        case (n,) if n > 0:
+            print(f"{n=} max={out.max().item():.3f} {'ok' if (m := out.min()) >= 0 else 'bad'}")
+        case _:
+            raise SystemExit(1)
 )";
 
 } // namespace

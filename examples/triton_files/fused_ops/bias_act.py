@@ -5,9 +5,10 @@ import triton
 import triton.language as tl
 
 from . import activations
-from .activations import gelu, relu
+from .activations import gelu, leaky_relu, relu
 
-_SUPPORTED = {"relu": relu, "gelu": gelu, "leaky_relu": activations.leaky_relu}
+_SUPPORTED = {"relu": relu, "gelu": gelu, "leaky_relu": leaky_relu}
+assert activations.leaky_relu is leaky_relu
 
 
 def _configs():
