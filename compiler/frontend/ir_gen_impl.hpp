@@ -18,7 +18,9 @@ namespace kiln::frontend {
 /// name (a dtype, a jit function, a module like `tl`, a builtin, a tuple).
 struct Val {
   enum class Kind : uint8_t { Tensor, Const, DType, Function, Namespace, Builtin, Tuple, Method, Slice };
-  enum class Ns : uint8_t { Triton, Language, LanguageMath, Math };
+  /// Triton, triton.language, tl.math, Python's math, triton.language.extra
+  /// (and its .cuda), and libdevice (tl.extra.libdevice, tl.extra.cuda.libdevice).
+  enum class Ns : uint8_t { Triton, Language, LanguageMath, Math, Extra, Libdevice };
 
   Kind kind = Kind::Const;
   ir::Value *v = nullptr;
@@ -107,6 +109,9 @@ public:
   std::vector<int64_t> const_shape(const Val &v, const char *what);
 
   Val call_builtin(const std::string &name, CallArgs &args);
+  /// Calls a jit function value (a combine_fn argument, a constexpr
+  /// function) with these arguments, as `fn(*args)` in the kernel would.
+  Val call_function(const Val &fn, std::vector<Val> args, Loc loc);
 
 private:
   // statements (ir_gen.cpp)
@@ -129,6 +134,7 @@ private:
   Val eval(const Expr &e);
   Val lookup(const std::string &name, Loc loc);
   Val attribute(const Val &base, const std::string &attr, Loc loc);
+  Val dtype_attribute(const Val &base, const std::string &attr, Loc loc); // ir_gen_lang.cpp
   Val call(const Val &fn, CallArgs &args, Loc loc);
   Val call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc);
   Val call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compiler/frontend/source.hpp"
+#include "compiler/ir/math_fn.hpp"
 #include "compiler/ir/type.hpp"
 
 namespace kiln::ir {
@@ -53,6 +54,9 @@ enum class OpKind : uint8_t {
   Cast,    // numeric conversion to the result element type
   Bitcast, // same-width reinterpretation
   AddPtr,  // pointer + integer offset (in elements)
+  Math,    // sub = MathFn: a libdevice / tl.math function (compiler/ir/math_fn.hpp)
+  Gather,  // src, index; attrs: axis. result[i] = src[i with i[axis] = index[i]];
+           // the index block has src's rank and the result's shape
   // shape
   Broadcast,  // result shape; operand dims of 1 stretch (same rank)
   ExpandDims, // attrs: axis
@@ -108,7 +112,7 @@ struct Block {
 
 struct Op {
   OpKind kind;
-  uint8_t sub = 0; ///< BinaryOp, ComparePred, UnaryOp, AtomicOp, ReduceOp or ScanOp
+  uint8_t sub = 0; ///< BinaryOp, ComparePred, UnaryOp, MathFn, AtomicOp, ReduceOp or ScanOp
   frontend::Loc loc;
   std::vector<Value *> operands;
   std::vector<Value *> results;

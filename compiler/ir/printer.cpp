@@ -59,6 +59,7 @@ private:
     case OpKind::ProgramId:
     case OpKind::NumPrograms:
     case OpKind::ExpandDims:
+    case OpKind::Gather:
     case OpKind::Reduce:
     case OpKind::Scan: os_ << " axis=" << op.axis; break;
     case OpKind::Trans:
