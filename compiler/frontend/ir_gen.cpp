@@ -57,6 +57,15 @@ bool Val::same_as(const Val &o) const {
   case Kind::Const: return c == o.c;
   case Kind::DType: return type == o.type;
   case Kind::Function: return fn == o.fn;
+  case Kind::Tuple:
+    // Unchanged tuples (shapes, block pointers) must not look like new values after a runtime if.
+    if (name != o.name || elems.size() != o.elems.size())
+      return false;
+    for (size_t i = 0; i < elems.size(); ++i)
+      if (!elems[i].same_as(o.elems[i]))
+        return false;
+    return true;
+  case Kind::Builtin: return name == o.name;
   default: return false;
   }
 }
@@ -469,20 +478,8 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   vhi = sem().cast(vhi, iv_type);
   vstep = sem().cast(vstep, iv_type);
 
-  const std::vector<std::string> names = carried_names(s.body);
-  std::vector<ir::Value *> inits;
-  std::vector<std::string> carried;
-  for (const std::string &name : names) {
-    if (name == target.id)
-      continue;
-    const Val &v = frame_->scope[name];
-    if (v.is_const() && !v.c.is_number())
-      continue;
-    if (!v.is_tensor() && !v.is_const())
-      continue;
-    carried.push_back(name);
-    inits.push_back(to_tensor(v, name.c_str()));
-  }
+  const CarriedVars carried = collect_carried(carried_names(s.body), target.id);
+  const std::vector<ir::Value *> &inits = carried.inits;
 
   std::vector<ir::Value *> operands{vlo, vhi, vstep};
   operands.insert(operands.end(), inits.begin(), inits.end());
@@ -496,8 +493,7 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
 
   Scope before = frame_->scope;
   frame_->scope[target.id] = Val::tensor(body->args[0]);
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(body->args[i + 1]);
+  bind_carried(carried, std::vector<ir::Value *>(body->args.begin() + 1, body->args.end()));
   ++frame_->runtime_depth;
   b.set_block(body);
   exec_body(s.body);
@@ -505,17 +501,13 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   if (frame_->returned)
     fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
   b.set_loc(s.loc);
-  std::vector<ir::Value *> yields;
-  for (size_t i = 0; i < carried.size(); ++i)
-    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
-  b.create(OpKind::Yield, yields, {});
+  b.create(OpKind::Yield, yield_carried(carried), {});
   b.set_block(outer);
 
   const Scope body_scope = std::exchange(frame_->scope, std::move(before));
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->results.push_back(fn.new_value(inits[i]->type, op));
-    frame_->scope[carried[i]] = Val::tensor(op->results.back());
-  }
+  for (ir::Value *init : inits)
+    op->results.push_back(fn.new_value(init->type, op));
+  bind_carried(carried, op->results);
   note_scoped_out(body_scope, "only inside the for loop on line " + std::to_string(s.loc.line) +
                                   ", so it does not exist after the loop; assign it before the "
                                   "loop to carry its value out");
@@ -529,15 +521,8 @@ void IrGen::exec_while(const Stmt &s) {
   ir::Builder &b = builder();
   ir::Function &fn = b.function();
 
-  std::vector<std::string> carried;
-  std::vector<ir::Value *> inits;
-  for (const std::string &name : carried_names(s.body)) {
-    const Val &v = frame_->scope[name];
-    if (!v.is_tensor() && !(v.is_const() && v.c.is_number()))
-      continue;
-    carried.push_back(name);
-    inits.push_back(to_tensor(v, name.c_str()));
-  }
+  const CarriedVars carried = collect_carried(carried_names(s.body), "");
+  const std::vector<ir::Value *> &inits = carried.inits;
   ir::Block *outer = b.block();
   ir::Op *op = b.create(OpKind::While, inits, {});
   ir::Block *before_block = fn.new_block(), *after_block = fn.new_block();
@@ -550,8 +535,7 @@ void IrGen::exec_while(const Stmt &s) {
   const Scope before = frame_->scope;
   ++frame_->runtime_depth;
   // The condition sees the carried values of this iteration.
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(before_block->args[i]);
+  bind_carried(carried, before_block->args);
   b.set_block(before_block);
   Val cond = eval(*s.test);
   b.set_loc(s.loc);
@@ -562,25 +546,20 @@ void IrGen::exec_while(const Stmt &s) {
   cond_ops.insert(cond_ops.end(), before_block->args.begin(), before_block->args.end());
   b.create(OpKind::Condition, cond_ops, {});
 
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(after_block->args[i]);
+  bind_carried(carried, after_block->args);
   b.set_block(after_block);
   exec_body(s.body);
   if (frame_->returned)
     fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
   b.set_loc(s.loc);
-  std::vector<ir::Value *> yields;
-  for (size_t i = 0; i < carried.size(); ++i)
-    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
-  b.create(OpKind::Yield, yields, {});
+  b.create(OpKind::Yield, yield_carried(carried), {});
   --frame_->runtime_depth;
   b.set_block(outer);
 
   const Scope body_scope = std::exchange(frame_->scope, before);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->results.push_back(fn.new_value(inits[i]->type, op));
-    frame_->scope[carried[i]] = Val::tensor(op->results.back());
-  }
+  for (ir::Value *init : inits)
+    op->results.push_back(fn.new_value(init->type, op));
+  bind_carried(carried, op->results);
   note_scoped_out(body_scope, "only inside the while loop on line " + std::to_string(s.loc.line) +
                                   ", so it does not exist after the loop; assign it before the "
                                   "loop to carry its value out");

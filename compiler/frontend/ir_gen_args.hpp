@@ -53,5 +53,12 @@ const HandlerTable &math_handlers();   // ir_gen_math.cpp
 const HandlerTable &random_handlers(); // ir_gen_random.cpp
 const HandlerTable &scan_handlers();   // ir_gen_scan.cpp
 const HandlerTable &lang_handlers();   // ir_gen_lang.cpp
+const HandlerTable &block_ptr_handlers(); // ir_gen_block_ptr.cpp
+
+/// Block pointers and tensor descriptors (ir_gen_block_ptr.cpp).
+bool is_block_ptr(const Val &v);
+/// tl.load / tl.store whose pointer (pos[0]) is a block pointer.
+Val load_block_ptr(IrGen &g, CallArgs &a);
+Val store_block_ptr(IrGen &g, CallArgs &a);
 
 } // namespace kiln::frontend

@@ -116,11 +116,13 @@ ir::Value *pointer_arg(IrGen &g, CallArgs &a, const char *fn) {
 }
 
 Val tl_load(IrGen &g, CallArgs &a) {
+  if (is_block_ptr(required(g, a, 0, "pointer", "tl.load")))
+    return load_block_ptr(g, a);
   ir::Value *ptr = pointer_arg(g, a, "tl.load");
   const Val *mask_v = optional_arg(a, 1, "mask");
   const Val *other_v = optional_arg(a, 2, "other");
   if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
-    g.fail("tl.load's boundary_check applies to block pointers, which kiln does not support yet");
+    g.fail("tl.load's boundary_check applies to block pointers (tl.make_block_ptr), not to a block of pointers");
   std::vector<ir::Value *> ops{ptr};
   int64_t flags = 0;
   if (mask_v) {
@@ -144,11 +146,13 @@ Val tl_load(IrGen &g, CallArgs &a) {
 }
 
 Val tl_store(IrGen &g, CallArgs &a) {
+  if (is_block_ptr(required(g, a, 0, "pointer", "tl.store")))
+    return store_block_ptr(g, a);
   ir::Value *ptr = pointer_arg(g, a, "tl.store");
   const Val &value = required(g, a, 1, "value", "tl.store");
   const Val *mask_v = optional_arg(a, 2, "mask");
   if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
-    g.fail("tl.store's boundary_check applies to block pointers, which kiln does not support yet");
+    g.fail("tl.store's boundary_check applies to block pointers (tl.make_block_ptr), not to a block of pointers");
   ir::Value *v = g.to_tensor(value, "tl.store's value");
   if (v->type.is_block() && !ptr->type.is_block())
     g.fail("tl.store's value is a block " + v->type.str() + " but the pointer is a scalar; the pointer "
@@ -820,7 +824,8 @@ const HandlerTable &own_handlers() {
 const HandlerTable &handlers() {
   static const HandlerTable table = [] {
     HandlerTable t = own_handlers();
-    for (const HandlerTable *more : {&math_handlers(), &random_handlers(), &scan_handlers(), &lang_handlers()})
+    for (const HandlerTable *more :
+         {&math_handlers(), &random_handlers(), &scan_handlers(), &lang_handlers(), &block_ptr_handlers()})
       for (const auto &entry : *more)
         t.insert_or_assign(entry.first, entry.second);
     return t;
@@ -953,10 +958,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
-/// (tl.cat is one edit from tl.cos, tl.advance two from tl.dot... is far).
+/// (tl.cat is two edits from tl.cos).
 constexpr std::string_view kUnsupportedTritonBuiltins[] = {
-    "advance", "cat", "device_print", "dot_scaled", "inline_asm_elementwise", "load_tensor_descriptor",
-    "make_block_ptr", "make_tensor_descriptor", "store_tensor_descriptor", "swizzle2d", "tensor", "topk"};
+    "cat", "device_print", "dot_scaled", "inline_asm_elementwise", "swizzle2d", "tensor", "topk"};
 
 /// The supported builtin closest to the unknown `name` in the same
 /// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit

@@ -341,6 +341,10 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
     if (attr == "value")
       return base;
     break;
+  case Val::Kind::Tuple:
+    if (!base.name.empty()) // a block pointer or tensor descriptor
+      return tagged_tuple_attribute(*this, base, attr);
+    break;
   default: break;
   }
   fail(loc, "this value has no attribute '" + attr + "'");

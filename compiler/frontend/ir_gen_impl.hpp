@@ -28,7 +28,7 @@ struct Val {
   ir::Type type; ///< Kind::DType: the element type (pointer flag for pointer dtypes)
   const JitFunctionInfo *fn = nullptr;
   Ns ns = Ns::Triton;
-  std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"
+  std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"; Tuple: a tag ("tl.block_ptr")
   std::vector<Val> elems; ///< Tuple; Method: elems[0] is the receiver
 
   static Val tensor(ir::Value *v) {
@@ -130,6 +130,21 @@ private:
   std::vector<std::string> carried_names(const Body &body) const;
   ir::Value *yield_value(const std::string &name, const Val &v, const ir::Type &type);
 
+  /// Loop-carried variables flattened to IR values (ir_gen_carry.cpp): a
+  /// tensor or number is one value; a tuple (also a block pointer) is its
+  /// tensor leaves, its constant leaves staying fixed.
+  struct CarriedVars {
+    std::vector<std::string> names;
+    std::vector<Val> entry;    ///< each variable's value at loop entry
+    std::vector<size_t> first; ///< its first value in `inits`
+    std::vector<ir::Value *> inits;
+  };
+  CarriedVars collect_carried(const std::vector<std::string> &names, const std::string &skip);
+  /// Binds each variable to its entry structure with `vals` (one per init) as its tensors.
+  void bind_carried(const CarriedVars &c, const std::vector<ir::Value *> &vals);
+  /// The variables' current values, flattened, checked against the entry types.
+  std::vector<ir::Value *> yield_carried(const CarriedVars &c);
+
   // expressions (ir_gen_expr.cpp)
   Val eval(const Expr &e);
   Val lookup(const std::string &name, Loc loc);
@@ -172,6 +187,9 @@ private:
   int call_depth_ = 0;
   std::map<std::string, ir::Function *> device_functions_;
 };
+
+/// An attribute of a tagged tuple: desc.load, desc.block_shape (ir_gen_block_ptr.cpp).
+Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr);
 
 /// Python's value semantics for operators on two constants.
 ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const SourceFile &src, Loc loc);
