@@ -65,6 +65,26 @@ def types(x_ptr, out_ptr, n, N: tl.constexpr):
     bytes_ptr = x_ptr.to(tl.pointer_type(tl.int8))
     first_byte = tl.load(bytes_ptr + 4 * offs).to(tl.int32)
     tl.store(out_ptr + offs, y.to(tl.float32) + _scale(x, 2) + _scale(x, n) + first_byte.to(tl.float32) * 0.0)
+
+
+@triton.jit
+def _store_if_positive(p, v):
+    if v <= 0:
+        return
+    tl.store(p, v)
+
+
+@triton.jit
+def early_exit(x_ptr, out_ptr, n_rows, N: tl.constexpr):
+    row = tl.program_id(0)
+    if row >= n_rows:
+        return
+    x = tl.load(x_ptr + row * N + tl.arange(0, N))
+    if tl.sum(x) < 0:
+        tl.store(out_ptr + row, -1.0)
+        return
+    _store_if_positive(out_ptr + row, tl.sum(x))
+    return
 )";
 
 } // namespace
@@ -103,4 +123,16 @@ TEST_CASE("lang: dtype introspection, isinstance, 0-d blocks, dtype calls, point
   m.kernel("types")[{1}](x.data(), out.data(), n, kiln::arg("N", N));
   for (int i = 0; i < N; ++i)
     CHECK(out[i] == doctest::Approx(3.0f * x[i] + 3.0f + 2.0f * x[i] + x[i] + 3.0f));
+}
+
+TEST_CASE("lang: `if cond: return` exits early, in kernels and inlined helpers") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  constexpr int N = 4, rows = 3;
+  std::vector<float> x = {1, 2, 3, 4, -1, -2, -3, -4, 0, 0, 0, 0}, out(rows + 2, 7.0f);
+  m.kernel("early_exit")[{rows + 2}](x.data(), out.data(), rows, kiln::arg("N", N));
+  CHECK(out[0] == 10.0f);
+  CHECK(out[1] == -1.0f);
+  CHECK(out[2] == 7.0f); // sum 0: the helper returned before storing
+  CHECK(out[3] == 7.0f); // programs past n_rows exit first
+  CHECK(out[4] == 7.0f);
 }

@@ -118,12 +118,73 @@ void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
   b.create(OpKind::Return, {}, {});
 }
 
-void IrGen::exec_body(const Body &body) {
-  for (const StmtPtr &s : body) {
+namespace {
+
+/// A branch that ends in `return` or `return None`.
+bool ends_in_plain_return(const Body &b) {
+  if (b.empty() || b.back()->kind != StmtKind::Return)
+    return false;
+  const Expr *v = b.back()->value.get();
+  return !v || v->kind == ExprKind::None;
+}
+
+} // namespace
+
+void IrGen::exec_body(const Body &body, size_t from) {
+  const bool top = &body == &frame_->fn->def->body;
+  for (size_t i = from; i < body.size(); ++i) {
     if (frame_->returned)
       return;
-    exec(*s);
+    const Stmt &s = *body[i];
+    if (top && s.kind == StmtKind::If && frame_->runtime_depth == frame_->top_depth &&
+        (ends_in_plain_return(s.body) || ends_in_plain_return(s.orelse)) && exec_early_exit_if(s, body, i + 1))
+      return;
+    exec(s);
   }
+}
+
+bool IrGen::exec_early_exit_if(const Stmt &s, const Body &body, size_t next) {
+  Val cond = eval(*s.test);
+  builder().set_loc(s.loc);
+  if (cond.kind != Val::Kind::Tensor || cond.v->type.is_block())
+    return false; // a constexpr if (or an error exec_if reports): not an early exit
+  // if c: A; return / else: B, then the rest R  ==  if c: A else: B; R
+  // (and the mirror image), as an If with no results: nothing follows it.
+  const bool then_exits = ends_in_plain_return(s.body);
+  ir::Builder &b = builder();
+  ir::Function &fn = b.function();
+  ir::Block *outer = b.block();
+  ir::Op *op = b.create(OpKind::If, {sem().to_bool(cond.v)}, {});
+  ir::Block *blocks[2] = {fn.new_block(), fn.new_block()};
+  op->regions = {blocks[0], blocks[1]};
+  const Scope before = frame_->scope;
+  const int saved_top = frame_->top_depth;
+  ++frame_->runtime_depth;
+  for (int r = 0; r < 2; ++r) {
+    const Body &branch = r == 0 ? s.body : s.orelse;
+    const bool exits = r == 0 ? then_exits : (!then_exits && ends_in_plain_return(s.orelse));
+    frame_->scope = before;
+    frame_->returned = false;
+    b.set_block(blocks[r]);
+    if (exits) {
+      for (size_t i = 0; i + 1 < branch.size(); ++i)
+        exec(*branch[i]);
+    } else {
+      exec_body(branch);
+      if (!frame_->returned) {
+        frame_->top_depth = frame_->runtime_depth;
+        exec_body(body, next);
+        frame_->top_depth = saved_top;
+      }
+    }
+    b.set_loc(s.loc);
+    b.create(OpKind::Yield, {}, {});
+  }
+  --frame_->runtime_depth;
+  b.set_block(outer);
+  frame_->scope = before;
+  frame_->returned = true;
+  return true;
 }
 
 void IrGen::exec(const Stmt &s) {
@@ -568,8 +629,11 @@ void IrGen::exec_while(const Stmt &s) {
 // ---- return ----
 
 void IrGen::exec_return(const Stmt &s) {
-  if (frame_->runtime_depth > 0)
-    fail(s.loc, "a return inside runtime control flow is not supported; assign the value to a "
+  // A plain return among the top-level statements that followed an early exit.
+  const bool plain = !s.value || s.value->kind == ExprKind::None;
+  if (frame_->runtime_depth > 0 && !(plain && frame_->runtime_depth == frame_->top_depth))
+    fail(s.loc, "this return inside runtime control flow is not supported by kiln yet: only an early exit "
+                "(`if cond: return` among the function's top-level statements) is; assign the value to a "
                 "variable and return it at the end of the function");
   frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
   frame_->result_loc = s.loc;

@@ -289,6 +289,9 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
       }
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
+      if (attr.rfind("float8", 0) == 0)
+        fail(loc, "tl." + attr + ": fp8 dtypes are not supported by kiln yet; compute in tl.float16 or "
+                  "tl.bfloat16 for now");
       return Val::builtin("tl." + attr);
     case Val::Ns::LanguageMath: return Val::builtin("tl." + attr);
     case Val::Ns::Extra:

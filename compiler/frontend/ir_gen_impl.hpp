@@ -115,7 +115,11 @@ public:
 
 private:
   // statements (ir_gen.cpp)
-  void exec_body(const Body &body);
+  /// Runs body[from...]. At the top of a function body, a runtime `if` one
+  /// of whose branches ends in a plain `return` takes the rest of the body
+  /// into its other branch (an early exit: `if pid >= n: return`).
+  void exec_body(const Body &body, size_t from = 0);
+  bool exec_early_exit_if(const Stmt &s, const Body &body, size_t next);
   void exec(const Stmt &s);
   void assign(const Expr &target, Val value);
   void exec_if(const Stmt &s);
@@ -175,6 +179,9 @@ private:
     std::optional<Val> result;
     Loc result_loc;        ///< the return statement that gave `result`
     int runtime_depth = 0; ///< nesting of runtime if/for/while in this frame
+    /// The runtime_depth of the function's top-level statements: deeper
+    /// inside the branch that took the rest of the body after an early exit.
+    int top_depth = 0;
     /// Names assigned only inside a runtime if branch or loop body, which do
     /// not exist after it (as in Triton): where, for "name is not defined".
     std::map<std::string, std::string> scoped_out;
