@@ -629,12 +629,7 @@ TEST_CASE("compile errors: fp8 dtypes are refused by name") {
   CHECK(contains(e.message(), "tl.float8e4nv: fp8 dtypes are not supported by kiln yet"));
 }
 
-TEST_CASE("compile errors: builtins kiln lacks (device_print, inline_asm_elementwise, a libdevice function)") {
-  const kiln::CompileError p = compile_error("@triton.jit\n"
-                                             "def k(x_ptr, n):\n"
-                                             "    tl.device_print(\"x\", n)\n",
-                                             ptr_and_n());
-  CHECK(p.message() == "tl.device_print is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+TEST_CASE("compile errors: builtins kiln lacks (inline_asm_elementwise, a libdevice function)") {
   const kiln::CompileError a = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    y = tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [n], "

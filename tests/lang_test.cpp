@@ -5,7 +5,10 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+
+#include <unistd.h>
 #include <vector>
 
 #include <kiln/kiln.hpp>
@@ -85,6 +88,13 @@ def early_exit(x_ptr, out_ptr, n_rows, N: tl.constexpr):
         return
     _store_if_positive(out_ptr + row, tl.sum(x))
     return
+
+
+@triton.jit
+def show(x_ptr, n, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.device_print("x:", x)
+    tl.device_print("n", n, hex=True)
 )";
 
 } // namespace
@@ -135,4 +145,27 @@ TEST_CASE("lang: `if cond: return` exits early, in kernels and inlined helpers")
   CHECK(out[2] == 7.0f); // sum 0: the helper returned before storing
   CHECK(out[3] == 7.0f); // programs past n_rows exit first
   CHECK(out[4] == 7.0f);
+}
+
+TEST_CASE("lang: tl.device_print prints a line per element on the CPU") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  std::vector<float> x = {1.5f, -2.0f};
+  // What the kernel writes to stdout, through a temporary file.
+  std::fflush(stdout);
+  const int saved = dup(1);
+  std::FILE *tmp = std::tmpfile();
+  REQUIRE(tmp);
+  dup2(fileno(tmp), 1);
+  m.kernel("show")[{1}](x.data(), 255, kiln::arg("N", 2));
+  std::fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  std::rewind(tmp);
+  std::string out;
+  for (int c; (c = std::fgetc(tmp)) != EOF;)
+    out += static_cast<char>(c);
+  std::fclose(tmp);
+  CHECK(out.find("pid (0, 0, 0) idx (  0) x: 1.500000\n") != std::string::npos);
+  CHECK(out.find("pid (0, 0, 0) idx (  1) x: -2.000000\n") != std::string::npos);
+  CHECK(out.find("pid (0, 0, 0) idx () n 0xff\n") != std::string::npos);
 }

@@ -960,7 +960,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 /// is "not supported yet", not taken for a misspelling of a supported one
 /// (tl.cat is two edits from tl.cos).
 constexpr std::string_view kUnsupportedTritonBuiltins[] = {
-    "cat", "device_print", "dot_scaled", "inline_asm_elementwise", "swizzle2d", "tensor", "topk"};
+    "cat", "dot_scaled", "inline_asm_elementwise", "swizzle2d", "tensor", "topk"};
 
 /// The supported builtin closest to the unknown `name` in the same
 /// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit

@@ -1,6 +1,7 @@
 // The Python-level parts of the language on types and values: dtype
 // attributes and methods (tl.float16.is_floating(), x.dtype.int_bitwidth,
-// p.type.element_ty), isinstance, tl.pointer_type, tl.assume, tl.to_tensor.
+// p.type.element_ty), isinstance, tl.pointer_type, tl.assume, tl.to_tensor,
+// and tl.device_print.
 // Their meaning follows Triton's language/core.py (class dtype).
 #include <string>
 
@@ -128,6 +129,20 @@ Val tl_assume(IrGen &g, CallArgs &a) {
 
 Val tl_to_tensor(IrGen &g, CallArgs &a) { return Val::tensor(tensor_arg(g, a, 0, "x", "tl.to_tensor")); }
 
+// tl.device_print(prefix, *args, hex=False): a line per element at run time.
+Val tl_device_print(IrGen &g, CallArgs &a) {
+  const Val &prefix = required(g, a, 0, "prefix", "tl.device_print");
+  if (!prefix.is_const() || prefix.c.kind != ConstValue::Kind::Str)
+    g.fail("tl.device_print's prefix must be a string");
+  std::vector<ir::Value *> vals;
+  for (size_t i = 1; i < a.pos.size(); ++i)
+    vals.push_back(g.to_tensor(a.pos[i], "a tl.device_print argument"));
+  ir::Op *op = g.builder().create(ir::OpKind::Print, vals, {});
+  op->str = prefix.c.s;
+  op->i = bool_kwarg(g, a, 99, "hex", false);
+  return Val::constant(ConstValue::none());
+}
+
 } // namespace
 
 Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
@@ -210,6 +225,7 @@ const HandlerTable &lang_handlers() {
       {"tl.pointer_type", tl_pointer_type},
       {"tl.assume", tl_assume},
       {"tl.to_tensor", tl_to_tensor},
+      {"tl.device_print", tl_device_print},
   };
   return table;
 }

@@ -82,6 +82,7 @@ const char *op_name(const Op &op) {
   case OpKind::Call: return "call";
   case OpKind::Return: return "return";
   case OpKind::Assert: return "assert";
+  case OpKind::Print: return "print";
   case OpKind::Barrier: return "barrier";
   }
   return "?";

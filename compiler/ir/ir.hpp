@@ -81,6 +81,7 @@ enum class OpKind : uint8_t {
   Call,      // callee; args -> results
   Return,    // terminator of a function
   Assert,    // cond; attrs: str = message (checked only in debug builds)
+  Print,     // values...; attrs: str = prefix, i = 1 for hex (tl.device_print)
   Barrier,   // tl.debug_barrier
 };
 

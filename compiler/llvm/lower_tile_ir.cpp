@@ -16,6 +16,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "compiler/llvm/lower_math.hpp"
+#include "compiler/llvm/lower_print.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen {
@@ -1611,6 +1612,12 @@ private:
         return;
       }
       case OpKind::Assert: lower_assert(*op); break;
+      case OpKind::Print:
+        if (gpu_)
+          throw Error("tl.device_print is not supported on the cuda target by kiln yet; run with --backend cpu");
+        emit_print(b_, *op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
+                   [&](const ir::Value *v, const Idx &i) { return element(v, i); });
+        break;
       case OpKind::Barrier:
         if (gpu_)
           barrier();
