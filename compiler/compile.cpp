@@ -12,6 +12,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/llvm/lower_tile_ir.hpp"
+#include "compiler/nvptx/libdevice.hpp"
 #include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "compiler/frontend/ir_gen.hpp"
 #include "compiler/llvm/codegen.hpp"
@@ -134,6 +135,8 @@ void Compilation::optimize() {
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;
   llvmgen::prepare_module(*s.mod, *s.tm);
+  if (s.gpu())
+    nvptx::link_libdevice(*s.mod);
   s.timer.stage("llir");
   if (!s.r.dump_dir.empty())
     s.unoptimized = llvmgen::print_module(*s.mod);

@@ -126,17 +126,17 @@ TEST_CASE("compile errors: 'break' is refused when compiling and suggests a whil
   check_display(e, "        break");
 }
 
-TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.sort) says so at the call") {
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.cat) says so at the call") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    a = tl.arange(0, 16)\n"
-                                             "    b = tl.sort(a, a)\n",
+                                             "    b = tl.cat(a, a)\n",
                                              ptr_and_n());
   CHECK(e.line() == 7);
-  CHECK(e.col() == 12); // `sort`, the call's name
+  CHECK(e.col() == 12); // `cat`, the call's name
   CHECK(e.message() ==
-        "tl.sort is not supported by kiln yet; express it with the tl.* builtins kiln supports");
-  check_display(e, "    b = tl.sort(a, a)");
+        "tl.cat is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.cat(a, a)");
 }
 
 TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {
@@ -614,4 +614,71 @@ TEST_CASE("compile errors: a constant that overflows int64 is an error, not a wr
   const kiln::CompileError m = compile_error("M = tl.constexpr(9223372036854775807 + 1)\n" + kernel, ptr_and_n());
   CHECK(contains(m.message(), "k.py:4 binds to a tl.constexpr(...) whose value kiln cannot evaluate"));
   CHECK_NOTHROW(kiln::Module::from_string(std::string(kHeader) + "M = tl.constexpr(2 ** 62 + (2 ** 62 - 1))\n", "k.py"));
+}
+
+// ---- the rest of the Triton language: what kiln still refuses ----
+
+TEST_CASE("compile errors: fp8 dtypes are refused by name") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.load(x_ptr).to(tl.float8e4nv)\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(contains(e.message(), "tl.float8e4nv: fp8 dtypes are not supported by kiln yet"));
+}
+
+TEST_CASE("compile errors: builtins kiln lacks (inline_asm_elementwise, a libdevice function)") {
+  const kiln::CompileError a = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    y = tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [n], "
+                                             "dtype=tl.int32, is_pure=True, pack=1)\n",
+                                             ptr_and_n());
+  CHECK(contains(a.message(), "tl.inline_asm_elementwise is not supported by kiln yet"));
+  const kiln::CompileError l = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    y = tl.extra.libdevice.byte_perm(n, n, n)\n",
+                                             ptr_and_n());
+  CHECK(contains(l.message(), "libdevice.byte_perm is not supported by kiln yet"));
+}
+
+TEST_CASE("compile errors: a math function on integers asks for a conversion") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    tl.store(x_ptr, tl.extra.libdevice.tanh(n))\n",
+                                             ptr_and_n());
+  CHECK(e.message() == "tl.tanh needs floating-point operands, not i32; convert with .to(tl.float32)");
+}
+
+TEST_CASE("compile errors: a return inside a runtime loop is refused; an early exit is not") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    for i in range(n):\n"
+                                             "        if i > 3:\n"
+                                             "            return\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 8);
+  CHECK(contains(e.message(), "only an early exit (`if cond: return` among the function's top-level statements)"));
+}
+
+TEST_CASE("compile errors: tl.reduce's combine_fn must return one value per input") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def _pair(a, b):\n"
+                                             "    return a + b, a\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.load(x_ptr + tl.arange(0, 16))\n"
+                                             "    tl.store(x_ptr, tl.reduce(x, 0, _pair))\n",
+                                             ptr_and_n());
+  CHECK(e.message() ==
+        "tl.reduce's combine_fn returns 2 value(s) for 1 input(s); it must return one value per input");
+}
+
+TEST_CASE("compile errors: tl.gather's index must match the source off the axis") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    x = tl.zeros((4, 8), tl.float32)\n"
+                                             "    i = tl.zeros((4, 4), tl.int32)\n"
+                                             "    y = tl.gather(x, i, 0)\n",
+                                             ptr_and_n());
+  CHECK(contains(e.message(), "must match the source <4x8xf32> in every dimension but the axis"));
 }

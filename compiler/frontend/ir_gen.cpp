@@ -57,6 +57,15 @@ bool Val::same_as(const Val &o) const {
   case Kind::Const: return c == o.c;
   case Kind::DType: return type == o.type;
   case Kind::Function: return fn == o.fn;
+  case Kind::Tuple:
+    // Unchanged tuples (shapes, block pointers) must not look like new values after a runtime if.
+    if (name != o.name || elems.size() != o.elems.size())
+      return false;
+    for (size_t i = 0; i < elems.size(); ++i)
+      if (!elems[i].same_as(o.elems[i]))
+        return false;
+    return true;
+  case Kind::Builtin: return name == o.name;
   default: return false;
   }
 }
@@ -109,12 +118,73 @@ void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
   b.create(OpKind::Return, {}, {});
 }
 
-void IrGen::exec_body(const Body &body) {
-  for (const StmtPtr &s : body) {
+namespace {
+
+/// A branch that ends in `return` or `return None`.
+bool ends_in_plain_return(const Body &b) {
+  if (b.empty() || b.back()->kind != StmtKind::Return)
+    return false;
+  const Expr *v = b.back()->value.get();
+  return !v || v->kind == ExprKind::None;
+}
+
+} // namespace
+
+void IrGen::exec_body(const Body &body, size_t from) {
+  const bool top = &body == &frame_->fn->def->body;
+  for (size_t i = from; i < body.size(); ++i) {
     if (frame_->returned)
       return;
-    exec(*s);
+    const Stmt &s = *body[i];
+    if (top && s.kind == StmtKind::If && frame_->runtime_depth == frame_->top_depth &&
+        (ends_in_plain_return(s.body) || ends_in_plain_return(s.orelse)) && exec_early_exit_if(s, body, i + 1))
+      return;
+    exec(s);
   }
+}
+
+bool IrGen::exec_early_exit_if(const Stmt &s, const Body &body, size_t next) {
+  Val cond = eval(*s.test);
+  builder().set_loc(s.loc);
+  if (cond.kind != Val::Kind::Tensor || cond.v->type.is_block())
+    return false; // a constexpr if (or an error exec_if reports): not an early exit
+  // if c: A; return / else: B, then the rest R  ==  if c: A else: B; R
+  // (and the mirror image), as an If with no results: nothing follows it.
+  const bool then_exits = ends_in_plain_return(s.body);
+  ir::Builder &b = builder();
+  ir::Function &fn = b.function();
+  ir::Block *outer = b.block();
+  ir::Op *op = b.create(OpKind::If, {sem().to_bool(cond.v)}, {});
+  ir::Block *blocks[2] = {fn.new_block(), fn.new_block()};
+  op->regions = {blocks[0], blocks[1]};
+  const Scope before = frame_->scope;
+  const int saved_top = frame_->top_depth;
+  ++frame_->runtime_depth;
+  for (int r = 0; r < 2; ++r) {
+    const Body &branch = r == 0 ? s.body : s.orelse;
+    const bool exits = r == 0 ? then_exits : (!then_exits && ends_in_plain_return(s.orelse));
+    frame_->scope = before;
+    frame_->returned = false;
+    b.set_block(blocks[r]);
+    if (exits) {
+      for (size_t i = 0; i + 1 < branch.size(); ++i)
+        exec(*branch[i]);
+    } else {
+      exec_body(branch);
+      if (!frame_->returned) {
+        frame_->top_depth = frame_->runtime_depth;
+        exec_body(body, next);
+        frame_->top_depth = saved_top;
+      }
+    }
+    b.set_loc(s.loc);
+    b.create(OpKind::Yield, {}, {});
+  }
+  --frame_->runtime_depth;
+  b.set_block(outer);
+  frame_->scope = before;
+  frame_->returned = true;
+  return true;
 }
 
 void IrGen::exec(const Stmt &s) {
@@ -498,20 +568,8 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   vhi = sem().cast(vhi, iv_type);
   vstep = sem().cast(vstep, iv_type);
 
-  const std::vector<std::string> names = carried_names(s.body);
-  std::vector<ir::Value *> inits;
-  std::vector<std::string> carried;
-  for (const std::string &name : names) {
-    if (name == target.id)
-      continue;
-    const Val &v = frame_->scope[name];
-    if (v.is_const() && !v.c.is_number())
-      continue;
-    if (!v.is_tensor() && !v.is_const())
-      continue;
-    carried.push_back(name);
-    inits.push_back(to_tensor(v, name.c_str()));
-  }
+  const CarriedVars carried = collect_carried(carried_names(s.body), target.id);
+  const std::vector<ir::Value *> &inits = carried.inits;
 
   std::vector<ir::Value *> operands{vlo, vhi, vstep};
   operands.insert(operands.end(), inits.begin(), inits.end());
@@ -525,8 +583,7 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
 
   Scope before = frame_->scope;
   frame_->scope[target.id] = Val::tensor(body->args[0]);
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(body->args[i + 1]);
+  bind_carried(carried, std::vector<ir::Value *>(body->args.begin() + 1, body->args.end()));
   ++frame_->runtime_depth;
   b.set_block(body);
   exec_body(s.body);
@@ -534,17 +591,13 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   if (frame_->returned)
     fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
   b.set_loc(s.loc);
-  std::vector<ir::Value *> yields;
-  for (size_t i = 0; i < carried.size(); ++i)
-    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
-  b.create(OpKind::Yield, yields, {});
+  b.create(OpKind::Yield, yield_carried(carried), {});
   b.set_block(outer);
 
   const Scope body_scope = std::exchange(frame_->scope, std::move(before));
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->results.push_back(fn.new_value(inits[i]->type, op));
-    frame_->scope[carried[i]] = Val::tensor(op->results.back());
-  }
+  for (ir::Value *init : inits)
+    op->results.push_back(fn.new_value(init->type, op));
+  bind_carried(carried, op->results);
   note_scoped_out(body_scope, "only inside the for loop on line " + std::to_string(s.loc.line) +
                                   ", so it does not exist after the loop; assign it before the "
                                   "loop to carry its value out");
@@ -558,15 +611,8 @@ void IrGen::exec_while(const Stmt &s) {
   ir::Builder &b = builder();
   ir::Function &fn = b.function();
 
-  std::vector<std::string> carried;
-  std::vector<ir::Value *> inits;
-  for (const std::string &name : carried_names(s.body)) {
-    const Val &v = frame_->scope[name];
-    if (!v.is_tensor() && !(v.is_const() && v.c.is_number()))
-      continue;
-    carried.push_back(name);
-    inits.push_back(to_tensor(v, name.c_str()));
-  }
+  const CarriedVars carried = collect_carried(carried_names(s.body), "");
+  const std::vector<ir::Value *> &inits = carried.inits;
   ir::Block *outer = b.block();
   ir::Op *op = b.create(OpKind::While, inits, {});
   ir::Block *before_block = fn.new_block(), *after_block = fn.new_block();
@@ -579,8 +625,7 @@ void IrGen::exec_while(const Stmt &s) {
   const Scope before = frame_->scope;
   ++frame_->runtime_depth;
   // The condition sees the carried values of this iteration.
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(before_block->args[i]);
+  bind_carried(carried, before_block->args);
   b.set_block(before_block);
   Val cond = eval(*s.test);
   b.set_loc(s.loc);
@@ -591,25 +636,20 @@ void IrGen::exec_while(const Stmt &s) {
   cond_ops.insert(cond_ops.end(), before_block->args.begin(), before_block->args.end());
   b.create(OpKind::Condition, cond_ops, {});
 
-  for (size_t i = 0; i < carried.size(); ++i)
-    frame_->scope[carried[i]] = Val::tensor(after_block->args[i]);
+  bind_carried(carried, after_block->args);
   b.set_block(after_block);
   exec_body(s.body);
   if (frame_->returned)
     fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
   b.set_loc(s.loc);
-  std::vector<ir::Value *> yields;
-  for (size_t i = 0; i < carried.size(); ++i)
-    yields.push_back(yield_value(carried[i], frame_->scope[carried[i]], inits[i]->type));
-  b.create(OpKind::Yield, yields, {});
+  b.create(OpKind::Yield, yield_carried(carried), {});
   --frame_->runtime_depth;
   b.set_block(outer);
 
   const Scope body_scope = std::exchange(frame_->scope, before);
-  for (size_t i = 0; i < carried.size(); ++i) {
-    op->results.push_back(fn.new_value(inits[i]->type, op));
-    frame_->scope[carried[i]] = Val::tensor(op->results.back());
-  }
+  for (ir::Value *init : inits)
+    op->results.push_back(fn.new_value(init->type, op));
+  bind_carried(carried, op->results);
   note_scoped_out(body_scope, "only inside the while loop on line " + std::to_string(s.loc.line) +
                                   ", so it does not exist after the loop; assign it before the "
                                   "loop to carry its value out");
@@ -618,8 +658,11 @@ void IrGen::exec_while(const Stmt &s) {
 // ---- return ----
 
 void IrGen::exec_return(const Stmt &s) {
-  if (frame_->runtime_depth > 0)
-    fail(s.loc, "a return inside runtime control flow is not supported; assign the value to a "
+  // A plain return among the top-level statements that followed an early exit.
+  const bool plain = !s.value || s.value->kind == ExprKind::None;
+  if (frame_->runtime_depth > 0 && !(plain && frame_->runtime_depth == frame_->top_depth))
+    fail(s.loc, "this return inside runtime control flow is not supported by kiln yet: only an early exit "
+                "(`if cond: return` among the function's top-level statements) is; assign the value to a "
                 "variable and return it at the end of the function");
   frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
   frame_->result_loc = s.loc;

@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "compiler/frontend/ir_gen_impl.hpp"
+#include "compiler/frontend/ir_gen_args.hpp"
 
 namespace kiln::frontend {
 
@@ -19,70 +19,6 @@ using ir::Type;
 using ir::UnaryOp;
 
 namespace {
-
-using Handler = Val (*)(IrGen &, CallArgs &);
-
-const Val &required(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
-  const Val *v = a.find(i, name);
-  if (!v)
-    g.fail(std::string(fn) + " is missing its argument '" + name + "'");
-  return *v;
-}
-
-const Val *optional_arg(CallArgs &a, size_t i, const char *name) {
-  const Val *v = a.find(i, name);
-  return v && !v->is_none() ? v : nullptr;
-}
-
-ir::Value *tensor_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
-  return g.to_tensor(required(g, a, i, name, fn), (std::string(fn) + "'s " + name).c_str());
-}
-
-Operand operand_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
-  const Val &v = required(g, a, i, name, fn);
-  return g.to_operand(v, (std::string(fn) + "'s " + name).c_str());
-}
-
-int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none, bool *is_none) {
-  const Val *v = a.find(i, "axis");
-  if (!v || v->is_none()) {
-    if (!allow_none)
-      g.fail(std::string(fn) + " needs an axis");
-    *is_none = true;
-    return 0;
-  }
-  int64_t axis = g.const_int(*v, (std::string(fn) + "'s axis").c_str());
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
-    g.fail(std::string(fn) + "'s axis " + std::to_string(axis) + " is out of range for a block of rank " +
-           std::to_string(rank));
-  *is_none = false;
-  return static_cast<int>(axis);
-}
-
-bool bool_kwarg(IrGen &g, CallArgs &a, size_t i, const char *name, bool dflt) {
-  const Val *v = a.find(i, name);
-  if (!v || v->is_none())
-    return dflt;
-  if (!v->is_const())
-    g.fail(std::string(name) + " must be a compile-time bool");
-  return v->c.truthy();
-}
-
-/// A (scalar or splatted) constant of `t` from a Python number.
-ir::Value *constant_of(IrGen &g, const Val &v, const Type &t, const char *what) {
-  if (v.is_const() && v.c.is_number()) {
-    Type e = t.element();
-    ir::Value *c = e.is_float() ? g.builder().constant_float(e, v.c.as_double())
-                                : g.builder().constant_int(e, v.c.kind == ConstValue::Kind::Float
-                                                                  ? static_cast<int64_t>(v.c.f)
-                                                                  : v.c.kind == ConstValue::Kind::Bool ? v.c.b : v.c.i);
-    return g.sem().broadcast_to(c, t);
-  }
-  ir::Value *x = g.to_tensor(v, what);
-  return g.sem().broadcast_to(g.sem().cast(x, t.element()), t);
-}
 
 // ---- program ----
 
@@ -100,39 +36,6 @@ Val tl_program_id(IrGen &g, CallArgs &a) { return program_id(g, a, OpKind::Progr
 Val tl_num_programs(IrGen &g, CallArgs &a) { return program_id(g, a, OpKind::NumPrograms, "tl.num_programs"); }
 
 // ---- creation ----
-
-/// The expression of argument `i` / `name` of a call, or null (a method's
-/// receiver, an argument that was not given).
-const Expr *arg_expr(const CallArgs &a, size_t i, const char *name) {
-  if (!a.expr)
-    return nullptr;
-  // A method call's receiver is pos[0] but not among the call's children.
-  const size_t first = a.pos.size() == a.expr->children.size() ? 0 : 1;
-  if (i < a.pos.size())
-    return i + first >= 1 && i + first < a.expr->children.size() ? a.expr->children[i + first].get()
-                                                                 : nullptr;
-  for (const Keyword &k : a.expr->keywords)
-    if (k.name == name)
-      return k.value.get();
-  return nullptr;
-}
-
-/// A compile-time integer argument. When a runtime variable is passed
-/// instead, says which one and how to make it a constexpr, at the argument.
-int64_t const_int_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn) {
-  const Val &v = required(g, a, i, name, fn);
-  if (v.is_tensor()) {
-    const Expr *e = arg_expr(a, i, name);
-    const Loc loc = e ? e->loc : g.builder().loc();
-    if (e && e->kind == ExprKind::Name)
-      g.fail(loc, std::string(fn) + "'s " + name + " must be a compile-time integer, but '" +
-                      e->id + "' is a runtime value; declare the parameter as `" + e->id +
-                      ": tl.constexpr` (or use a literal)");
-    g.fail(loc, std::string(fn) + "'s " + name + " must be a compile-time integer, not a runtime " +
-                    v.v->type.str() + "; use a literal or a tl.constexpr parameter");
-  }
-  return g.const_int(v, (std::string(fn) + "'s " + name).c_str());
-}
 
 Val tl_arange(IrGen &g, CallArgs &a) {
   const int64_t start = const_int_arg(g, a, 0, "start", "tl.arange");
@@ -213,11 +116,13 @@ ir::Value *pointer_arg(IrGen &g, CallArgs &a, const char *fn) {
 }
 
 Val tl_load(IrGen &g, CallArgs &a) {
+  if (is_block_ptr(required(g, a, 0, "pointer", "tl.load")))
+    return load_block_ptr(g, a);
   ir::Value *ptr = pointer_arg(g, a, "tl.load");
   const Val *mask_v = optional_arg(a, 1, "mask");
   const Val *other_v = optional_arg(a, 2, "other");
   if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
-    g.fail("tl.load's boundary_check applies to block pointers, which kiln does not support yet");
+    g.fail("tl.load's boundary_check applies to block pointers (tl.make_block_ptr), not to a block of pointers");
   std::vector<ir::Value *> ops{ptr};
   int64_t flags = 0;
   if (mask_v) {
@@ -241,11 +146,13 @@ Val tl_load(IrGen &g, CallArgs &a) {
 }
 
 Val tl_store(IrGen &g, CallArgs &a) {
+  if (is_block_ptr(required(g, a, 0, "pointer", "tl.store")))
+    return store_block_ptr(g, a);
   ir::Value *ptr = pointer_arg(g, a, "tl.store");
   const Val &value = required(g, a, 1, "value", "tl.store");
   const Val *mask_v = optional_arg(a, 2, "mask");
   if (const Val *bc = optional_arg(a, 3, "boundary_check"); bc && !(bc->kind == Val::Kind::Tuple && bc->elems.empty()))
-    g.fail("tl.store's boundary_check applies to block pointers, which kiln does not support yet");
+    g.fail("tl.store's boundary_check applies to block pointers (tl.make_block_ptr), not to a block of pointers");
   ir::Value *v = g.to_tensor(value, "tl.store's value");
   if (v->type.is_block() && !ptr->type.is_block())
     g.fail("tl.store's value is a block " + v->type.str() + " but the pointer is a scalar; the pointer "
@@ -458,12 +365,14 @@ Val scan(IrGen &g, CallArgs &a, ir::ScanOp kind, const char *fn) {
   int axis = 0;
   if (ax && !ax->is_none())
     axis = axis_arg(g, a, 1, fn, x->type.rank, false, &none);
-  if (bool_kwarg(g, a, 2, "reverse", false))
-    g.fail(std::string(fn) + " with reverse=True is not supported yet");
+  // reverse=True: the scan of the flipped block, flipped back.
+  const bool reverse = bool_kwarg(g, a, 2, "reverse", false);
   x = g.sem().cast(x, sum_type(x->type.element()));
+  if (reverse)
+    x = flip_along(g, x, axis);
   ir::Op *op = g.builder().create(OpKind::Scan, {x}, {x->type}, static_cast<uint8_t>(kind));
   op->axis = axis;
-  return Val::tensor(op->result());
+  return Val::tensor(reverse ? flip_along(g, op->result(), axis) : op->result());
 }
 Val tl_cumsum(IrGen &g, CallArgs &a) { return scan(g, a, ir::ScanOp::Sum, "tl.cumsum"); }
 Val tl_cumprod(IrGen &g, CallArgs &a) { return scan(g, a, ir::ScanOp::Prod, "tl.cumprod"); }
@@ -728,12 +637,20 @@ Val py_minmax(IrGen &g, CallArgs &a, bool is_max) {
   std::vector<Val> items = a.pos.size() == 1 && a.pos[0].kind == Val::Kind::Tuple ? a.pos[0].elems : a.pos;
   if (items.empty())
     g.fail(std::string(is_max ? "max" : "min") + " needs at least one argument");
+  const bool runtime = std::any_of(items.begin(), items.end(), [](const Val &v) { return v.is_tensor(); });
+  if (runtime) {
+    // On tensors, as Triton: tl.maximum / tl.minimum pairwise, left to right.
+    Operand acc = g.to_operand(items[0], is_max ? "max's argument" : "min's argument");
+    for (size_t i = 1; i < items.size(); ++i)
+      acc = Operand{g.sem().minmax(is_max ? BinaryOp::Max : BinaryOp::Min, acc,
+                                   g.to_operand(items[i], is_max ? "max's argument" : "min's argument"))};
+    return Val::tensor(acc.value);
+  }
   Val best = items[0];
   for (size_t i = 0; i < items.size(); ++i) {
     const Val &v = items[i];
     if (!v.is_const() || !v.c.is_number())
-      g.fail(std::string(is_max ? "max" : "min") + "() works on compile-time numbers; use tl." +
-             (is_max ? "maximum" : "minimum") + " for tensors");
+      g.fail(std::string(is_max ? "max" : "min") + "() needs numbers or tensors");
     if (i && (is_max ? v.c.as_double() > best.c.as_double() : v.c.as_double() < best.c.as_double()))
       best = v;
   }
@@ -811,8 +728,8 @@ Val math_floor(IrGen &g, CallArgs &a) {
   return Val::constant(ConstValue::of_int(static_cast<int64_t>(r.c.f)));
 }
 
-const std::unordered_map<std::string, Handler> &handlers() {
-  static const std::unordered_map<std::string, Handler> table = {
+const HandlerTable &own_handlers() {
+  static const HandlerTable table = {
       {"tl.program_id", tl_program_id},
       {"tl.num_programs", tl_num_programs},
       {"tl.arange", tl_arange},
@@ -900,6 +817,19 @@ const std::unordered_map<std::string, Handler> &handlers() {
       {"math.ceil", math_ceil},
       {"math.floor", math_floor},
   };
+  return table;
+}
+
+/// Every builtin: this file's and those of ir_gen_math/random/scan/lang.cpp.
+const HandlerTable &handlers() {
+  static const HandlerTable table = [] {
+    HandlerTable t = own_handlers();
+    for (const HandlerTable *more :
+         {&math_handlers(), &random_handlers(), &scan_handlers(), &lang_handlers(), &block_ptr_handlers()})
+      for (const auto &entry : *more)
+        t.insert_or_assign(entry.first, entry.second);
+    return t;
+  }();
   return table;
 }
 
@@ -1028,29 +958,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
-/// (tl.sort is two edits from tl.sqrt... and tl.flip from tl.floor).
-constexpr std::string_view kUnsupportedTritonBuiltins[] = {"advance",
-                                                           "associative_scan",
-                                                           "cat",
-                                                           "device_print",
-                                                           "dot_scaled",
-                                                           "flip",
-                                                           "gather",
-                                                           "histogram",
-                                                           "inline_asm_elementwise",
-                                                           "interleave",
-                                                           "make_block_ptr",
-                                                           "make_tensor_descriptor",
-                                                           "rand",
-                                                           "randint",
-                                                           "randint4x",
-                                                           "randn",
-                                                           "reduce",
-                                                           "softmax",
-                                                           "sort",
-                                                           "swizzle2d",
-                                                           "tensor",
-                                                           "topk"};
+/// (tl.cat is two edits from tl.cos).
+constexpr std::string_view kUnsupportedTritonBuiltins[] = {
+    "cat", "dot_scaled", "inline_asm_elementwise", "swizzle2d", "tensor", "topk"};
 
 /// The supported builtin closest to the unknown `name` in the same
 /// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
+#include "compiler/frontend/libdevice_names.hpp"
 
 namespace kiln::frontend {
 
@@ -192,8 +193,9 @@ std::vector<int64_t> IrGen::const_shape(const Val &v, const char *what) {
   } else {
     dims.push_back(const_int(v, what));
   }
-  if (dims.empty() || dims.size() > Type::kMaxRank)
-    fail(std::string(what) + " must have 1 to 3 dimensions");
+  // () is a 0-d block, which kiln represents as a scalar.
+  if (dims.size() > Type::kMaxRank)
+    fail(std::string(what) + " must have at most 3 dimensions");
   int64_t numel = 1;
   for (int64_t d : dims) {
     if (d <= 0 || (d & (d - 1)) != 0)
@@ -216,6 +218,7 @@ Val namespace_val(ModuleAlias a) {
   case ModuleAlias::Language: r.ns = Val::Ns::Language; break;
   case ModuleAlias::LanguageMath: r.ns = Val::Ns::LanguageMath; break;
   case ModuleAlias::Extra: r.ns = Val::Ns::Extra; break;
+  case ModuleAlias::Libdevice: r.ns = Val::Ns::Libdevice; break;
   case ModuleAlias::Math: r.ns = Val::Ns::Math; break;
   }
   return r;
@@ -275,7 +278,7 @@ Val IrGen::lookup(const std::string &name, Loc loc) {
   if (std::optional<Val> v = module_name(mod, name, loc))
     return *v;
   static const char *py_builtins[] = {"range", "min", "max", "int", "float", "len", "abs", "bool",
-                                      "print", "isinstance"};
+                                      "print", "isinstance", "tuple", "list", "str"};
   for (const char *b : py_builtins)
     if (name == b)
       return Val::builtin(std::string("py.") + b);
@@ -318,18 +321,24 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
       }
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
+      if (attr.rfind("float8", 0) == 0)
+        fail(loc, "tl." + attr + ": fp8 dtypes are not supported by kiln yet; compute in tl.float16 or "
+                  "tl.bfloat16 for now");
       return Val::builtin("tl." + attr);
     case Val::Ns::LanguageMath: return Val::builtin("tl." + attr);
     case Val::Ns::Extra:
-      // triton.language.extra[.cuda].libdevice: libdevice is modelled as tl.math.
       if (attr == "cuda")
-        return base;
+        return base; // triton.language.extra.cuda.libdevice is the same module
       if (attr == "libdevice") {
         Val r = base;
-        r.ns = Val::Ns::LanguageMath;
+        r.ns = Val::Ns::Libdevice;
         return r;
       }
       break;
+    case Val::Ns::Libdevice:
+      if (auto b = libdevice_builtin(attr))
+        return Val::builtin(*b);
+      return Val::builtin("libdevice." + attr);
     case Val::Ns::Module:
       if (std::optional<Val> v = module_name(*base.mod, attr, loc))
         return *v;
@@ -351,6 +360,8 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
     const Type &t = base.v->type;
     if (attr == "dtype")
       return Val::dtype(t.element());
+    if (attr == "type") // a block type (rank > 0) or the scalar's dtype
+      return Val::dtype(t);
     if (attr == "shape") {
       std::vector<Val> dims;
       for (int d = 0; d < t.rank; ++d)
@@ -365,18 +376,14 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
     m.elems = {base};
     return m;
   }
-  case Val::Kind::DType:
-    if (attr == "element_ty") {
-      if (!base.type.pointer)
-        fail(loc, "element_ty is only defined for pointer dtypes, not " + base.type.str());
-      return Val::dtype(Type::scalar(base.type.elem));
-    }
-    if (attr == "primitive_bitwidth")
-      return Val::constant(ConstValue::of_int(ir::bit_width(base.type)));
-    fail(loc, "dtype has no attribute '" + attr + "'");
+  case Val::Kind::DType: return dtype_attribute(base, attr, loc);
   case Val::Kind::Const:
     if (attr == "value")
       return base;
+    break;
+  case Val::Kind::Tuple:
+    if (!base.name.empty()) // a block pointer or tensor descriptor
+      return tagged_tuple_attribute(*this, base, attr);
     break;
   default: break;
   }
@@ -446,6 +453,9 @@ Val IrGen::unaryop(Op op, const Val &a, Loc loc) {
 Val IrGen::compare(Op op, const Val &a, const Val &b, Loc loc) {
   builder().set_loc(loc);
   if (op == Op::Is || op == Op::IsNot) {
+    // A tensor is never None (Triton folds `x is None` for any argument).
+    if ((a.is_tensor() && b.is_none()) || (a.is_none() && b.is_tensor()))
+      return Val::constant(ConstValue::of_bool(op == Op::IsNot));
     if (!(a.is_const() || a.kind == Val::Kind::DType) || !(b.is_const() || b.kind == Val::Kind::DType))
       fail(loc, "'is' is only supported between compile-time values (e.g. `x is None`)");
     const bool same = a.same_as(b);
@@ -595,8 +605,7 @@ Val IrGen::eval(const Expr &e) {
       builder().set_loc(e.loc);
       ir::Value *x = sem().to_bool(to_tensor(acc, "the left operand"));
       ir::Value *y = sem().to_bool(to_tensor(rhs, "the right operand"));
-      if (x->type.is_block() || y->type.is_block())
-        fail(e.loc, "'and' / 'or' are only defined on scalars; use & and | on blocks");
+      // On blocks elementwise, as Triton's logical_and / logical_or.
       acc = Val::tensor(sem().binary(e.op == Op::And ? Op::BitAnd : Op::BitOr, {x}, {y}));
     }
     return acc;
@@ -660,13 +669,32 @@ Val IrGen::call(const Val &fn, CallArgs &args, Loc loc) {
     with_self.pos.push_back(fn.elems[0]);
     with_self.pos.insert(with_self.pos.end(), args.pos.begin(), args.pos.end());
     with_self.kw = args.kw;
-    return call_builtin(fn.name == "to" ? "tl.cast" : "tl." + fn.name, with_self);
+    // Tensor methods are tl.* builtins; dtype methods ("dtype.is_fp16") are named in full.
+    const std::string name = fn.name == "to"                           ? "tl.cast"
+                             : fn.name.find('.') != std::string::npos ? fn.name
+                                                                      : "tl." + fn.name;
+    return call_builtin(name, with_self);
   }
-  case Val::Kind::DType:
-    fail(loc, "dtypes are not callable; use x.to(" + fn.type.str() + ") to convert");
+  case Val::Kind::DType: {
+    // tl.float32(x) converts, as x.to(tl.float32).
+    if (args.pos.size() != 1 || !args.kw.empty())
+      fail(loc, "a dtype called as a function takes one value to convert");
+    CallArgs cast;
+    cast.pos = {args.pos[0], fn};
+    return call_builtin("tl.cast", cast);
+  }
   default: break;
   }
   fail(loc, "this value is not callable");
+}
+
+Val IrGen::call_function(const Val &fn, std::vector<Val> args, Loc loc) {
+  const bool jit = fn.kind == Val::Kind::Function || (fn.is_const() && fn.c.kind == ConstValue::Kind::Function);
+  if (!jit)
+    fail(loc, "expected a @triton.jit function here (such as a combine_fn)");
+  CallArgs a;
+  a.pos = std::move(args);
+  return call(fn, a, loc);
 }
 
 Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {

@@ -18,7 +18,10 @@ namespace kiln::frontend {
 /// name (a dtype, a jit function, a module like `tl`, a builtin, a tuple).
 struct Val {
   enum class Kind : uint8_t { Tensor, Const, DType, Function, Namespace, Builtin, Tuple, Method, Slice };
-  enum class Ns : uint8_t { Triton, Language, LanguageMath, Extra, Math, Module };
+  /// Triton, triton.language, tl.math, Python's math, triton.language.extra
+  /// (and its .cuda), libdevice (tl.extra.libdevice, tl.extra.cuda.libdevice),
+  /// and another kernel file imported by this one.
+  enum class Ns : uint8_t { Triton, Language, LanguageMath, Math, Extra, Libdevice, Module };
 
   Kind kind = Kind::Const;
   ir::Value *v = nullptr;
@@ -27,7 +30,7 @@ struct Val {
   const JitFunctionInfo *fn = nullptr;
   Ns ns = Ns::Triton;
   const ModuleInfo *mod = nullptr; ///< Ns::Module: another kernel file imported by this one
-  std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"
+  std::string name;       ///< Builtin: "tl.load", "py.range"; Method: "to", "sum"; Tuple: a tag ("tl.block_ptr")
   std::vector<Val> elems; ///< Tuple; Method: elems[0] is the receiver
 
   static Val tensor(ir::Value *v) {
@@ -110,10 +113,17 @@ public:
   std::vector<int64_t> const_shape(const Val &v, const char *what);
 
   Val call_builtin(const std::string &name, CallArgs &args);
+  /// Calls a jit function value (a combine_fn argument, a constexpr
+  /// function) with these arguments, as `fn(*args)` in the kernel would.
+  Val call_function(const Val &fn, std::vector<Val> args, Loc loc);
 
 private:
   // statements (ir_gen.cpp)
-  void exec_body(const Body &body);
+  /// Runs body[from...]. At the top of a function body, a runtime `if` one
+  /// of whose branches ends in a plain `return` takes the rest of the body
+  /// into its other branch (an early exit: `if pid >= n: return`).
+  void exec_body(const Body &body, size_t from = 0);
+  bool exec_early_exit_if(const Stmt &s, const Body &body, size_t next);
   void exec(const Stmt &s);
   void assign(const Expr &target, Val value);
   void exec_if(const Stmt &s);
@@ -128,12 +138,28 @@ private:
   std::vector<std::string> carried_names(const Body &body) const;
   ir::Value *yield_value(const std::string &name, const Val &v, const ir::Type &type);
 
+  /// Loop-carried variables flattened to IR values (ir_gen_carry.cpp): a
+  /// tensor or number is one value; a tuple (also a block pointer) is its
+  /// tensor leaves, its constant leaves staying fixed.
+  struct CarriedVars {
+    std::vector<std::string> names;
+    std::vector<Val> entry;    ///< each variable's value at loop entry
+    std::vector<size_t> first; ///< its first value in `inits`
+    std::vector<ir::Value *> inits;
+  };
+  CarriedVars collect_carried(const std::vector<std::string> &names, const std::string &skip);
+  /// Binds each variable to its entry structure with `vals` (one per init) as its tensors.
+  void bind_carried(const CarriedVars &c, const std::vector<ir::Value *> &vals);
+  /// The variables' current values, flattened, checked against the entry types.
+  std::vector<ir::Value *> yield_carried(const CarriedVars &c);
+
   // expressions (ir_gen_expr.cpp)
   Val eval(const Expr &e);
   Val lookup(const std::string &name, Loc loc);
   /// A module-level name of `mod`, or nullopt when `mod` does not bind it.
   std::optional<Val> module_name(const ModuleInfo &mod, const std::string &name, Loc loc);
   Val attribute(const Val &base, const std::string &attr, Loc loc);
+  Val dtype_attribute(const Val &base, const std::string &attr, Loc loc); // ir_gen_lang.cpp
   Val call(const Val &fn, CallArgs &args, Loc loc);
   Val call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc);
   Val call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc);
@@ -159,6 +185,9 @@ private:
     std::optional<Val> result;
     Loc result_loc;        ///< the return statement that gave `result`
     int runtime_depth = 0; ///< nesting of runtime if/for/while in this frame
+    /// The runtime_depth of the function's top-level statements: deeper
+    /// inside the branch that took the rest of the body after an early exit.
+    int top_depth = 0;
     /// Names assigned only inside a runtime if branch or loop body, which do
     /// not exist after it (as in Triton): where, for "name is not defined".
     std::map<std::string, std::string> scoped_out;
@@ -171,6 +200,9 @@ private:
   int call_depth_ = 0;
   std::map<std::string, ir::Function *> device_functions_;
 };
+
+/// An attribute of a tagged tuple: desc.load, desc.block_shape (ir_gen_block_ptr.cpp).
+Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr);
 
 /// Python's value semantics for operators on two constants.
 ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const SourceFile &src, Loc loc);

@@ -27,15 +27,14 @@ std::string dotted(const Expr &e) {
   return "";
 }
 
-// The canonical spelling of each triton module kiln models, longest first;
-// libdevice (under triton.language.extra[.cuda]) is modelled as tl.math.
+// The canonical spelling of each triton module kiln models, longest first.
 struct TritonModule {
   std::string_view path;
   ModuleAlias alias;
 };
 constexpr TritonModule kTritonModules[] = {
-    {"triton.language.extra.cuda.libdevice", ModuleAlias::LanguageMath},
-    {"triton.language.extra.libdevice", ModuleAlias::LanguageMath},
+    {"triton.language.extra.cuda.libdevice", ModuleAlias::Libdevice},
+    {"triton.language.extra.libdevice", ModuleAlias::Libdevice},
     {"triton.language.extra.cuda", ModuleAlias::Extra},
     {"triton.language.extra", ModuleAlias::Extra},
     {"triton.language.math", ModuleAlias::LanguageMath},
@@ -49,6 +48,7 @@ std::string_view alias_path(ModuleAlias a) {
   case ModuleAlias::Language: return "triton.language";
   case ModuleAlias::LanguageMath: return "triton.language.math";
   case ModuleAlias::Extra: return "triton.language.extra";
+  case ModuleAlias::Libdevice: return "triton.language.extra.libdevice";
   case ModuleAlias::Math: return "math";
   }
   return "";

@@ -54,8 +54,9 @@ struct JitFunctionInfo {
 enum class ModuleAlias : uint8_t {
   Triton,       ///< `import triton`
   Language,     ///< `import triton.language as tl`
-  LanguageMath, ///< `tl.math`, libdevice (`from triton.language.extra import libdevice`)
+  LanguageMath, ///< `tl.math`
   Extra,        ///< `triton.language.extra` (and its `.cuda`)
+  Libdevice,    ///< `from triton.language.extra[.cuda] import libdevice`
   Math,         ///< Python's `math`
 };
 

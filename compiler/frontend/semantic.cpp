@@ -59,6 +59,8 @@ Value *Semantic::cast(Value *v, Type elem) {
   const Type &from = v->type;
   if (from.elem == elem.elem && from.pointer == elem.pointer)
     return v;
+  if (from.pointer && elem.pointer) // x.to(tl.pointer_type(...)): the address is unchanged
+    return elementwise(OpKind::Bitcast, 0, {v}, from.with_element(elem));
   if (from.pointer != elem.pointer) {
     // Triton allows int <-> pointer casts only through int64; keep them explicit.
     if (!(from.is_int() && ir::bit_width(from) == 64) && !(elem.is_int() && ir::bit_width(elem) == 64))

@@ -61,6 +61,8 @@ const char *op_name(const Op &op) {
   case OpKind::Cast: return "cast";
   case OpKind::Bitcast: return "bitcast";
   case OpKind::AddPtr: return "addptr";
+  case OpKind::Math: return math_fn_info(static_cast<MathFn>(op.sub)).name;
+  case OpKind::Gather: return "gather";
   case OpKind::Broadcast: return "broadcast";
   case OpKind::ExpandDims: return "expand_dims";
   case OpKind::Reshape: return "reshape";
@@ -80,6 +82,7 @@ const char *op_name(const Op &op) {
   case OpKind::Call: return "call";
   case OpKind::Return: return "return";
   case OpKind::Assert: return "assert";
+  case OpKind::Print: return "print";
   case OpKind::Barrier: return "barrier";
   }
   return "?";

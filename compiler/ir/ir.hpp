@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "compiler/frontend/source.hpp"
+#include "compiler/ir/math_fn.hpp"
 #include "compiler/ir/type.hpp"
 
 namespace kiln::ir {
@@ -53,6 +54,9 @@ enum class OpKind : uint8_t {
   Cast,    // numeric conversion to the result element type
   Bitcast, // same-width reinterpretation
   AddPtr,  // pointer + integer offset (in elements)
+  Math,    // sub = MathFn: a libdevice / tl.math function (compiler/ir/math_fn.hpp)
+  Gather,  // src, index; attrs: axis. result[i] = src[i with i[axis] = index[i]];
+           // the index block has src's rank and the result's shape
   // shape
   Broadcast,  // result shape; operand dims of 1 stretch (same rank)
   ExpandDims, // attrs: axis
@@ -77,6 +81,7 @@ enum class OpKind : uint8_t {
   Call,      // callee; args -> results
   Return,    // terminator of a function
   Assert,    // cond; attrs: str = message (checked only in debug builds)
+  Print,     // values...; attrs: str = prefix, i = 1 for hex (tl.device_print)
   Barrier,   // tl.debug_barrier
 };
 
@@ -108,7 +113,7 @@ struct Block {
 
 struct Op {
   OpKind kind;
-  uint8_t sub = 0; ///< BinaryOp, ComparePred, UnaryOp, AtomicOp, ReduceOp or ScanOp
+  uint8_t sub = 0; ///< BinaryOp, ComparePred, UnaryOp, MathFn, AtomicOp, ReduceOp or ScanOp
   frontend::Loc loc;
   std::vector<Value *> operands;
   std::vector<Value *> results;

@@ -59,6 +59,7 @@ private:
     case OpKind::ProgramId:
     case OpKind::NumPrograms:
     case OpKind::ExpandDims:
+    case OpKind::Gather:
     case OpKind::Reduce:
     case OpKind::Scan: os_ << " axis=" << op.axis; break;
     case OpKind::Trans:
@@ -66,7 +67,8 @@ private:
       for (size_t i = 0; i < op.ints.size(); ++i)
         os_ << (i ? "," : "") << op.ints[i];
       break;
-    case OpKind::Assert: os_ << " \"" << op.str << "\""; break;
+    case OpKind::Assert:
+    case OpKind::Print: os_ << " \"" << op.str << "\""; break;
     default: break;
     }
     if (!op.results.empty()) {

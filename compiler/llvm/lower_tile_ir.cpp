@@ -15,6 +15,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "compiler/llvm/lower_math.hpp"
+#include "compiler/llvm/lower_print.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen {
@@ -128,6 +130,8 @@ private:
     case OpKind::Cast:
     case OpKind::Bitcast:
     case OpKind::AddPtr:
+    case OpKind::Math:
+    case OpKind::Gather:
     case OpKind::Broadcast:
     case OpKind::ExpandDims:
     case OpKind::Reshape:
@@ -360,6 +364,7 @@ private:
       foreign_ -= gpu_;
       return r;
     }
+    case OpKind::Gather: return gather_element(op, idx);
     default: {
       std::vector<llvm::Value *> args;
       for (const ir::Value *o : op.operands)
@@ -367,6 +372,21 @@ private:
       return compute(op, args);
     }
     }
+  }
+
+  /// tl.gather: the source element at a data-dependent index along the
+  /// axis (clamped into the block: an out-of-range index is the kernel's
+  /// bug, as in Triton, but must not read outside the buffer).
+  llvm::Value *gather_element(const ir::Op &op, const Idx &idx) {
+    const ir::Value *src = op.operands[0], *index = op.operands[1];
+    llvm::Value *at = element(index, idx);
+    at = index->type.is_signed() ? b_.CreateSExtOrTrunc(at, b_.getInt64Ty()) : b_.CreateZExtOrTrunc(at, b_.getInt64Ty());
+    Idx si = idx;
+    si[op.axis] = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, at, b_.getInt64(src->type.shape[op.axis] - 1));
+    foreign_ += gpu_;
+    llvm::Value *r = element(src, si);
+    foreign_ -= gpu_;
+    return r;
   }
 
   /// Writes every element of `v` into a fresh or given buffer.
@@ -443,6 +463,8 @@ private:
   }
 
   llvm::Value *bitcast(llvm::Value *x, const Type &from, const Type &to) {
+    if (from.pointer && to.pointer)
+      return x; // LLVM's pointers are untyped
     if (from.pointer || to.pointer)
       return from.pointer ? b_.CreatePtrToInt(x, reg_type(to)) : b_.CreateIntToPtr(x, b_.getPtrTy());
     // Through the memory representation: float registers of f16/bf16 hold values, not bits.
@@ -619,6 +641,7 @@ private:
     case OpKind::Compare:
       return compare(static_cast<ir::ComparePred>(op.sub), a[0], a[1], op.operands[0]->type.element());
     case OpKind::Unary: return unary(static_cast<UnaryOp>(op.sub), a[0], rt);
+    case OpKind::Math: return fresult(emit_math(b_, gpu_, static_cast<ir::MathFn>(op.sub), a), rt);
     case OpKind::Select: return b_.CreateSelect(a[0], a[1], a[2]);
     case OpKind::Fma: return fresult(b_.CreateIntrinsic(llvm::Intrinsic::fma, {a[0]->getType()}, {a[0], a[1], a[2]}), rt);
     case OpKind::Cast: return cast(a[0], op.operands[0]->type.element(), rt);
@@ -1589,6 +1612,12 @@ private:
         return;
       }
       case OpKind::Assert: lower_assert(*op); break;
+      case OpKind::Print:
+        if (gpu_)
+          throw Error("tl.device_print is not supported on the cuda target by kiln yet; run with --backend cpu");
+        emit_print(b_, *op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
+                   [&](const ir::Value *v, const Idx &i) { return element(v, i); });
+        break;
       case OpKind::Barrier:
         if (gpu_)
           barrier();
