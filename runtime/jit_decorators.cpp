@@ -8,6 +8,7 @@
 
 #include "compiler/frontend/py_eval.hpp"
 #include "kiln/error.hpp"
+#include "runtime/autotuner.hpp"
 #include "runtime/jit_function.hpp"
 
 namespace kiln::runtime {
@@ -69,7 +70,25 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
         throw ArgumentError(info_.name + " is autotuned over configs kiln could not read, so its meta-parameters "
                             "must be given explicitly: " + tune->error);
     } else {
-      const frontend::AutotuneConfig &c = tune->configs.front();
+      // Tune only for a launch that leaves a config's meta-parameter unset
+      // (a tuning run sets them all, so it never tunes again).
+      bool unset = false;
+      for (const auto &[name, value] : tune->configs.front().kwargs)
+        for (unsigned i = 0; i < np; ++i)
+          unset |= params_[i].name == name && !b.args[i];
+      size_t chosen = 0;
+      if (unset && autotuner_ && b.spec && !b.spec->warmup && !b.spec->dispatch_only) {
+        // run() is safe to call from here: its caches are synchronized, and
+        // the tuning runs bind every meta-parameter themselves.
+        auto *self = const_cast<JitFunction *>(this);
+        const LaunchSpec &outer = *b.spec;
+        chosen = autotuner_->choose(args, b.args, [self, &outer](std::span<const Arg> a, bool warmup) {
+          LaunchSpec s = outer;
+          s.warmup = warmup;
+          return self->run(a, s);
+        });
+      }
+      const frontend::AutotuneConfig &c = tune->configs[chosen];
       for (const auto &[name, value] : c.kwargs) {
         unsigned i = 0;
         while (i < np && params_[i].name != name)

@@ -11,6 +11,7 @@
 #include "compiler/compile.hpp"
 #include "compiler/support/sha256.hpp"
 #include "kiln/error.hpp"
+#include "runtime/autotuner.hpp"
 #include "runtime/cache_key.hpp"
 #include "runtime/context.hpp"
 #include "runtime/module_state.hpp"
@@ -114,6 +115,8 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
     params_.push_back(std::move(k));
     defaults_.push_back(p.default_value ? arg_from_const(*p.default_value) : std::nullopt);
   }
+  if (info.autotune && !info.autotune->configs.empty())
+    autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name);
 }
 
 JitFunction::~JitFunction() = default;
@@ -532,6 +535,7 @@ void JitFunction::call_pre_run_hooks(const Bound &b) const {
 
 LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
   Bound b;
+  b.spec = &spec;
   bind(args, b);
   SpecKey key;
   specialize(b, key);

@@ -23,6 +23,7 @@ namespace kiln::runtime {
 
 class ModuleState;
 class Driver;
+class Autotuner;
 
 /// A constexpr value as a launch argument; nullopt for strings and functions.
 std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
@@ -80,6 +81,9 @@ private:
   struct Bound {
     const Arg *args[kMaxParams];
     Options options;
+    /// The launch being bound; null for a compile without a launch (its
+    /// autotuned meta-parameters then come from the first config).
+    const LaunchSpec *spec = nullptr;
     /// Values computed for this launch by @triton.autotune configs and
     /// @triton.heuristics (only kernels that have them pay for the array).
     struct Derived {
@@ -108,6 +112,7 @@ private:
   std::vector<KernelParam> params_;
   std::vector<std::optional<Arg>> defaults_;
   std::vector<std::function<void(const BoundArgs &)>> pre_run_hooks_;
+  std::unique_ptr<Autotuner> autotuner_; ///< when the kernel has @triton.autotune configs
 
   mutable std::once_flag key_once_;
   mutable std::string cache_key_;

@@ -18,6 +18,7 @@ struct Knobs {
   bool debug = false;               ///< KILN_DEBUG
   std::string dump_dir;             ///< KILN_DUMP_DIR
   bool always_compile = false;      ///< KILN_ALWAYS_COMPILE
+  bool print_autotuning = false;    ///< KILN_PRINT_AUTOTUNING: the chosen config and each config's time, on stderr
   /// KILN_PATH (':'-separated): more folders where a kernel file's
   /// `import x` / `from x import f` finds other kernel files.
   std::vector<std::string> module_path;

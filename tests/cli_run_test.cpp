@@ -326,7 +326,7 @@ TEST_CASE("cli run: a bad --grid is a usage error (exit 2)") {
 // Files written as Triton users write theirs (examples/triton_files: host
 // wrappers, torch, autograd classes, a package with relative imports,
 // autotune and heuristics decorators) run through `kiln run` unchanged.
-TEST_CASE("kiln run: real-style Triton files run unchanged, heuristics and autotune configs applied") {
+TEST_CASE("kiln run: real-style Triton files run unchanged, heuristics applied and configs tuned") {
   const std::string examples = std::string(KILN_SOURCE_DIR) + "/examples/triton_files";
   TempDir dir;
   constexpr int64_t kRows = 3, kCols = 300;
@@ -359,7 +359,7 @@ TEST_CASE("kiln run: real-style Triton files run unchanged, heuristics and autot
     }
   }
 
-  SUBCASE("bias + activation from a package: relative imports, an activation passed by name, the first config") {
+  SUBCASE("bias + activation from a package: relative imports, an activation passed by name, autotuned") {
     for (const std::string act : {"gelu", "relu", "leaky_relu"}) {
       CAPTURE(act);
       const std::string out = dir.file("o_" + act + ".npy");
@@ -367,8 +367,8 @@ TEST_CASE("kiln run: real-style Triton files run unchanged, heuristics and autot
                                  "x_ptr=@" + dir.file("x.npy"), "bias_ptr=@" + dir.file("b.npy"),
                                  "out_ptr=zeros:3x300:f32", "n_cols=300", "ACT=" + act, "--out", "out_ptr=" + out});
       REQUIRE_MESSAGE(r.status == 0, r.err);
-      CHECK(contains(r.out, "BLOCK_N: constexpr=128"));
-      CHECK(contains(r.out, "num_warps=2"));
+      // Tuned over its four configs; which is fastest is the machine's business.
+      CHECK((contains(r.out, "BLOCK_N: constexpr=128") || contains(r.out, "BLOCK_N: constexpr=256")));
       const HostTensor o = kiln::cli::read_npy(out);
       const float *op = static_cast<const float *>(o.data());
       for (int64_t i = 0; i < kRows * kCols; ++i) {

@@ -63,9 +63,12 @@ public:
   const std::vector<KernelParam> &params() const;
   /// Hex SHA-256 over the source, callees, first line and constexpr globals.
   const std::string &cache_key() const;
-  /// The `@triton.autotune` data, or nullopt when the kernel has none. Until
-  /// kiln tunes, a launch that leaves a config's meta-parameters unset uses
-  /// the first config; explicit arguments always win.
+  /// The `@triton.autotune` data, or nullopt when the kernel has none. A
+  /// launch that leaves a config's meta-parameters unset tunes on a new key
+  /// (every config compiled at once, each timed with do_bench, the fastest
+  /// kept for the key; KILN_PRINT_AUTOTUNING=1 prints them), or takes the
+  /// first config where kiln cannot tune (reset_to_zero/restore_value
+  /// buffers, Python callables). Explicit arguments always win.
   std::optional<AutotuneSpec> autotune() const;
   /// The names `@triton.heuristics` computes at each launch, in order.
   std::vector<std::string> heuristics() const;

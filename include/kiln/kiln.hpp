@@ -4,8 +4,9 @@
 
 #include "kiln/arg.hpp"
 #include "kiln/async.hpp"
-#include "kiln/buffer.hpp"
 #include "kiln/autotune.hpp"
+#include "kiln/bench.hpp"
+#include "kiln/buffer.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/device.hpp"
 #include "kiln/dtype.hpp"

@@ -1,0 +1,190 @@
+#include "runtime/autotuner.hpp"
+
+#include <bit>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+#include <tbb/parallel_for.h>
+
+#include "kiln/bench.hpp"
+#include "kiln/error.hpp"
+#include "runtime/context.hpp"
+#include "runtime/jit_function.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+bool given(std::span<const Arg> args, const char *name) {
+  for (const Arg &a : args)
+    if (a.name() && std::strcmp(a.name(), name) == 0)
+      return true;
+  return false;
+}
+
+uint64_t arg_word(const Arg &a) {
+  switch (a.kind()) {
+  case Arg::Kind::Int: return static_cast<uint64_t>(a.as_int());
+  case Arg::Kind::UInt: return a.as_uint();
+  case Arg::Kind::Float: return std::bit_cast<uint64_t>(a.as_float());
+  case Arg::Kind::Bool: return a.as_bool();
+  case Arg::Kind::Pointer:
+  case Arg::Kind::DType: return static_cast<uint64_t>(a.dtype());
+  case Arg::Kind::Str: {
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *s = a.as_str(); *s; ++s)
+      h = (h ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
+    return h;
+  }
+  case Arg::Kind::Function: return reinterpret_cast<uintptr_t>(a.as_function());
+  case Arg::Kind::None: return 0;
+  }
+  return 0;
+}
+
+std::string arg_text(const Arg &a) {
+  switch (a.kind()) {
+  case Arg::Kind::Int: return std::to_string(a.as_int());
+  case Arg::Kind::UInt: return std::to_string(a.as_uint());
+  case Arg::Kind::Float: return std::to_string(a.as_float());
+  case Arg::Kind::Bool: return a.as_bool() ? "True" : "False";
+  case Arg::Kind::Str: return std::string("'") + a.as_str() + "'";
+  default: return "?";
+  }
+}
+
+std::string config_text(const frontend::AutotuneConfig &c) {
+  std::ostringstream s;
+  const char *sep = "";
+  for (const auto &[name, value] : c.kwargs) {
+    s << sep << name << "=" << value.repr();
+    sep = ", ";
+  }
+  if (c.num_warps)
+    s << sep << "num_warps=" << *c.num_warps, sep = ", ";
+  if (c.num_stages)
+    s << sep << "num_stages=" << *c.num_stages;
+  return s.str();
+}
+
+} // namespace
+
+Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<KernelParam> &params,
+                     std::string kernel_name)
+    : info_(info), params_(params), name_(std::move(kernel_name)) {
+  for (const std::string &k : info.key)
+    for (const KernelParam &p : params)
+      if (p.name == k)
+        key_params_.push_back(p.index);
+  // Without the buffers' sizes kiln cannot zero or restore them between
+  // timing runs, and a kernel that accumulates would see the runs' sums.
+  if (!info.reset_to_zero.empty() || !info.restore_value.empty())
+    why_not_ = "it names reset_to_zero/restore_value buffers, which kiln cannot reset between timing runs yet";
+  else if (info.configs.size() < 2)
+    why_not_ = "it has one config";
+  else if (!info.callables.empty())
+    why_not_ = "its autotune decorator takes Python callables (" + info.callables.front() + ")";
+}
+
+std::vector<uint64_t> Autotuner::tuning_key(std::span<const Arg> args, const Arg *const *bound) const {
+  std::vector<uint64_t> key;
+  for (unsigned i : key_params_)
+    key.push_back(bound[i] ? arg_word(*bound[i]) : ~uint64_t{0});
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (bound[i] && bound[i]->kind() == Arg::Kind::Pointer)
+      key.push_back(static_cast<uint64_t>(bound[i]->dtype()) | uint64_t{1} << 32);
+  (void)args;
+  return key;
+}
+
+size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, const Launch &launch) {
+  if (!enabled())
+    return 0;
+  std::vector<uint64_t> key = tuning_key(args, bound);
+  {
+    std::shared_lock lock(mutex_);
+    if (auto it = best_.find(key); it != best_.end())
+      return it->second;
+  }
+  std::string key_text;
+  for (unsigned i : key_params_)
+    key_text += (key_text.empty() ? "" : ", ") + params_[i].name + "=" + (bound[i] ? arg_text(*bound[i]) : "?");
+  const size_t best = tune(args, launch, key_text);
+  std::unique_lock lock(mutex_);
+  return best_.try_emplace(std::move(key), best).first->second;
+}
+
+size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text) {
+  const size_t n = info_.configs.size();
+  // Each config's arguments: the launch's own, then what the config sets
+  // that the launch does not.
+  std::vector<std::vector<Arg>> config_args(n);
+  for (size_t c = 0; c < n; ++c) {
+    const frontend::AutotuneConfig &cfg = info_.configs[c];
+    std::vector<Arg> &a = config_args[c];
+    a.assign(args.begin(), args.end());
+    for (const auto &[name, value] : cfg.kwargs) {
+      if (given(args, name.c_str()))
+        continue;
+      std::optional<Arg> v = arg_from_const(value);
+      if (!v)
+        throw ArgumentError(name_ + ": the autotune config's value of '" + name + "' cannot be passed");
+      a.push_back(arg(name.c_str(), *v));
+    }
+    if (cfg.num_warps && !given(args, "num_warps"))
+      a.push_back(arg("num_warps", *cfg.num_warps));
+    if (cfg.num_stages && !given(args, "num_stages"))
+      a.push_back(arg("num_stages", *cfg.num_stages));
+  }
+
+  // Compile every config at once; a config that does not compile (too many
+  // registers, too much shared memory) is skipped, as Triton skips it.
+  std::vector<std::string> failed(n);
+  tbb::parallel_for(size_t{0}, n, [&](size_t c) {
+    try {
+      launch(config_args[c], /*warmup=*/true);
+    } catch (const Error &e) {
+      failed[c] = e.what();
+    }
+  });
+
+  BenchOptions bench;
+  bench.warmup_ms = info_.warmup ? static_cast<double>(*info_.warmup) : 25;
+  bench.rep_ms = info_.rep ? static_cast<double>(*info_.rep) : 100;
+  std::vector<double> ms(n, std::numeric_limits<double>::infinity());
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t c = 0; c < n; ++c) {
+    if (!failed[c].empty())
+      continue;
+    try {
+      ms[c] = do_bench([&] { launch(config_args[c], false); }, current_device(), bench).median_ms;
+    } catch (const Error &e) {
+      failed[c] = e.what();
+    }
+  }
+  size_t best = 0;
+  for (size_t c = 1; c < n; ++c)
+    if (ms[c] < ms[best])
+      best = c;
+  if (!failed[best].empty())
+    throw RuntimeError(name_ + ": no autotune config compiles; the first one failed with: " + failed[0]);
+
+  if (Context::get().knobs().print_autotuning) {
+    const double total =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::ostringstream out;
+    out << "kiln autotune: " << name_ << " [" << key_text << "] tuned " << n << " configs in " << total
+        << " ms; best: " << config_text(info_.configs[best]) << " (" << ms[best] << " ms)\n";
+    for (size_t c = 0; c < n; ++c)
+      out << "  " << config_text(info_.configs[c]) << ": "
+          << (failed[c].empty() ? std::to_string(ms[c]) + " ms" : "failed: " + failed[c].substr(0, failed[c].find('\n')))
+          << "\n";
+    std::cerr << out.str();
+  }
+  return best;
+}
+
+} // namespace kiln::runtime

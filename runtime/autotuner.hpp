@@ -1,0 +1,53 @@
+// The autotuner of one jit function (the seed's Autotuner): on a launch with
+// a tuning key it has not seen, it compiles every config at once, times each
+// with do_bench, and remembers the fastest for that key; later launches
+// with the key go straight to it.
+//
+// The tuning key is the values of the decorator's `key` parameters and the
+// element types of every tensor argument, as Triton's. Thread-safe: a hit
+// takes a shared lock; two threads meeting a new key at once both tune, and
+// the first result is kept.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "compiler/frontend/decorators.hpp"
+#include "kiln/arg.hpp"
+#include "kiln/kernel.hpp"
+
+namespace kiln::runtime {
+
+class Autotuner {
+public:
+  /// Launches the function with `args` (a tuning run, or a warmup compile).
+  using Launch = std::function<LaunchResult(std::span<const Arg> args, bool warmup)>;
+
+  Autotuner(const frontend::AutotuneInfo &info, const std::vector<KernelParam> &params, std::string kernel_name);
+
+  /// Whether launches tune (false: they take the first config), and why not.
+  bool enabled() const { return why_not_.empty(); }
+  const std::string &why_not() const { return why_not_; }
+
+  /// The config for a launch whose parameters are `bound` (null where
+  /// unbound), tuning first if its key is new.
+  size_t choose(std::span<const Arg> args, const Arg *const *bound, const Launch &launch);
+
+private:
+  std::vector<uint64_t> tuning_key(std::span<const Arg> args, const Arg *const *bound) const;
+  size_t tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text);
+
+  const frontend::AutotuneInfo &info_;
+  const std::vector<KernelParam> &params_;
+  std::string name_;
+  std::string why_not_;
+  std::vector<unsigned> key_params_;
+  std::shared_mutex mutex_;
+  std::map<std::vector<uint64_t>, size_t> best_;
+};
+
+} // namespace kiln::runtime
