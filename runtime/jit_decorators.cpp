@@ -124,6 +124,12 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
       [&](const std::string &name, std::string &why) -> std::optional<PyValue> {
         if (auto g = mod.globals.find(name); g != mod.globals.end())
           return PyValue::of(g->second.value);
+        if (auto f = mod.plain_functions.find(name); f != mod.plain_functions.end()) {
+          PyValue fn; // `lambda nargs: num_warps(nargs["N"])` calls a plain helper
+          fn.kind = PyValue::Kind::Function;
+          fn.def = f->second;
+          return fn;
+        }
         if (auto h = mod.host_names.find(name); h != mod.host_names.end())
           why = h->second.what;
         return std::nullopt;

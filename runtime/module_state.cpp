@@ -27,6 +27,7 @@ std::shared_ptr<JitFunction> ModuleState::function(std::string_view name) {
     }
     return owner->function(fn->name);
   }
+  fn->check(); // a broken signature or decorator is an error now, when the kernel is used
   std::lock_guard lock(mutex_);
   auto it = functions_.find(name);
   if (it == functions_.end())

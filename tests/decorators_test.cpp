@@ -195,24 +195,55 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
   }
 }
 
-TEST_CASE("decorators: malformed decorators are load errors that say what is wrong") {
-  auto load_error = [](const std::string &decorator) {
+TEST_CASE("decorators: a malformed decorator is an error of its kernel only, when it is used") {
+  auto use_error = [](const std::string &decorator) {
+    const kiln::Module m = kiln::Module::from_string(
+        "import triton\nimport triton.language as tl\n\n" + decorator +
+            "\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n\n"
+            "@triton.jit\ndef fine(x_ptr):\n    pass\n",
+        "bad.py");
+    CHECK_NOTHROW(m.kernel("fine")); // one broken kernel does not break its file
     try {
-      kiln::Module::from_string("import triton\nimport triton.language as tl\n\n" + decorator +
-                                    "\n@triton.jit\ndef k(x_ptr, n, BLOCK: tl.constexpr):\n    pass\n",
-                                "bad.py");
+      m.kernel("k");
     } catch (const kiln::CompileError &e) {
       return std::string(e.message());
     }
     return std::string("no error");
   };
-  CHECK(contains(load_error("@triton.autotune(configs=[], key=['n'])"), "configs list is empty"));
-  CHECK(contains(load_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['m'])"),
+  CHECK(contains(use_error("@triton.autotune(configs=[], key=['n'])"), "configs list is empty"));
+  CHECK(contains(use_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n'], reset_to_zero=['m'])"),
                  "names 'm', which is not a parameter of 'k'"));
-  CHECK(contains(load_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n'], tuner=1)"),
+  CHECK(contains(use_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n'], tuner=1)"),
                  "triton.autotune has no argument 'tuner'"));
-  CHECK(contains(load_error("@triton.heuristics({'BLOCK': 8})"), "must be a lambda of one argument"));
-  CHECK(contains(load_error("@triton.heuristics({'SIZE': lambda a: 8})"), "names no parameter of 'k'"));
+  CHECK(contains(use_error("@triton.heuristics({'BLOCK': 8})"), "must be a lambda of one argument"));
+  CHECK(contains(use_error("@triton.heuristics({'SIZE': lambda a: 8})"), "names no parameter of 'k'"));
+  CHECK(contains(use_error("@triton.heuristics(runtime.get_heuristic_config('k'))"), "kiln cannot evaluate"));
+  // As in Triton, a tuning key that names no parameter is ignored.
+  CHECK(use_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n', 'typo'])") == "no error");
+}
+
+TEST_CASE("decorators: applied by calls, as unsloth and others write them") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+def _scale(x_ptr, n, FACTOR: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * FACTOR, mask=offs < n)
+
+
+_scale = triton.jit(_scale)
+_scale = triton.heuristics({"BLOCK": lambda args: triton.next_power_of_2(args["n"])})(_scale)
+scale_twice = triton.heuristics({"FACTOR": lambda args: 2.0})(_scale)
+scale_tuned = triton.autotune(configs=[triton.Config({"FACTOR": 3.0})], key=["n"])(triton.jit(noinline=False)(_scale))
+)",
+                                             "call_forms.py");
+  std::vector<float> x{1.0f, 2.0f, 3.0f};
+  m.kernel("_scale")[{1}](x.data(), 3, kiln::arg("FACTOR", 10.0f));
+  CHECK(x == std::vector<float>{10.0f, 20.0f, 30.0f});
+  m.kernel("scale_twice")[{1}](x.data(), 3);
+  CHECK(x == std::vector<float>{20.0f, 40.0f, 60.0f});
+  CHECK(m.kernel("scale_twice").heuristics() == std::vector<std::string>{"FACTOR", "BLOCK"});
 }
 
 TEST_CASE("decorators: a launch without the meta-parameters tunes once per key, skipping configs that fail") {

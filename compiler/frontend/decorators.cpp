@@ -13,8 +13,11 @@ namespace {
 
 bool is_none(const Expr &e) { return e.kind == ExprKind::None; }
 
-/// A list of parameter names (`key=["M", "N"]`), each checked against `fn`.
-std::vector<std::string> param_names(const JitFunctionInfo &fn, const Expr &e, PyEval &eval, const char *what) {
+/// A list of parameter names (`key=["M", "N"]`), each checked against `fn`
+/// unless `ignore_unknown` (Triton's tuner skips key names that are not
+/// parameters, so files with such a typo run under Triton).
+std::vector<std::string> param_names(const JitFunctionInfo &fn, const Expr &e, PyEval &eval, const char *what,
+                                     bool ignore_unknown = false) {
   if (is_none(e))
     return {};
   PyValue v = eval.eval(e);
@@ -27,6 +30,8 @@ std::vector<std::string> param_names(const JitFunctionInfo &fn, const Expr &e, P
     bool found = false;
     for (const ParamInfo &p : fn.params)
       found |= p.name == item.c.s;
+    if (!found && ignore_unknown)
+      continue;
     if (!found)
       fail(fn, e.loc, std::string(what) + " names '" + item.c.s + "', which is not a parameter of '" + fn.name + "'");
     names.push_back(item.c.s);
@@ -63,7 +68,7 @@ void read_autotune(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
         info.error = e.what();
       }
     } else if (name == "key") {
-      info.key = param_names(fn, *value, eval, "triton.autotune's key");
+      info.key = param_names(fn, *value, eval, "triton.autotune's key", true);
     } else if (name == "reset_to_zero") {
       info.reset_to_zero = param_names(fn, *value, eval, "reset_to_zero");
     } else if (name == "restore_value") {
@@ -97,22 +102,26 @@ void read_heuristics(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
   for (const Keyword &k : d.keywords)
     if (k.name == "values")
       values = k.value.get();
-  if (!values || values->kind != ExprKind::Dict)
+  if (!values)
     fail(fn, d.loc, "triton.heuristics takes one dict {\"NAME\": lambda args: ...}");
-  for (size_t i = 0; i + 1 < values->children.size(); i += 2) {
-    const Expr *key = values->children[i].get();
-    const Expr *value = values->children[i + 1].get();
-    if (!key || key->kind != ExprKind::Str)
+  // A dict written in place, or one that module-level data builds.
+  const PyValue dict = eval.eval(*values);
+  if (dict.kind != PyValue::Kind::Dict)
+    fail(fn, values->loc, "triton.heuristics takes one dict {\"NAME\": lambda args: ...}");
+  for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    const PyValue &key = dict.items[i], &v = dict.items[i + 1];
+    if (key.kind != PyValue::Kind::Const || key.c.kind != ConstValue::Kind::Str)
       fail(fn, values->loc, "triton.heuristics' keys must be parameter names as strings");
-    PyValue v = eval.eval(*value);
+    const std::string &name = key.c.s;
+    const Loc loc = v.lambda ? v.lambda->loc : values->loc;
     if (v.kind != PyValue::Kind::Lambda || v.lambda->params.size() != 1)
-      fail(fn, value->loc, "the heuristic for '" + key->id + "' must be a lambda of one argument (the arguments)");
-    bool known = key->id == "num_warps" || key->id == "num_stages";
+      fail(fn, loc, "the heuristic for '" + name + "' must be a lambda of one argument (the arguments)");
+    bool known = name == "num_warps" || name == "num_stages";
     for (const ParamInfo &p : fn.params)
-      known |= p.name == key->id;
+      known |= p.name == name;
     if (!known)
-      fail(fn, key->loc, "the heuristic '" + key->id + "' names no parameter of '" + fn.name + "'");
-    fn.heuristics.push_back(Heuristic{key->id, v.lambda, key->loc});
+      fail(fn, loc, "the heuristic '" + name + "' names no parameter of '" + fn.name + "'");
+    fn.heuristics.push_back(Heuristic{name, v.lambda, loc});
   }
 }
 

@@ -612,9 +612,16 @@ Val IrGen::eval(const Expr &e) {
   }
   case ExprKind::IfExp: {
     Val test = eval(*e.children[0]);
-    if (!test.is_const())
-      fail(e.loc, "a conditional expression needs a compile-time condition; use tl.where for tensors");
-    return eval(*e.children[test.c.truthy() ? 1 : 2]);
+    if (test.is_const())
+      return eval(*e.children[test.c.truthy() ? 1 : 2]);
+    // `1.0 if i == target else 0.0` on runtime scalars: Triton branches; both
+    // sides are expressions without side effects here, so a select is the same.
+    ir::Value *cond = to_tensor(test, "the condition");
+    if (cond->type.is_block())
+      fail(e.loc, "a conditional expression needs a scalar condition; use tl.where for blocks");
+    Val a = eval(*e.children[1]), b = eval(*e.children[2]);
+    builder().set_loc(e.loc);
+    return Val::tensor(sem().where(sem().to_bool(cond), to_operand(a, "the true value"), to_operand(b, "the false value")));
   }
   case ExprKind::Lambda:
   case ExprKind::Dict:
@@ -698,6 +705,7 @@ Val IrGen::call_function(const Val &fn, std::vector<Val> args, Loc loc) {
 }
 
 Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {
+  fn.check();
   if (call_depth_ > 32)
     fail(loc, "calls nest more than 32 deep; recursion is not supported in kernels");
   // Bind like Python: positional, then keywords, then defaults.

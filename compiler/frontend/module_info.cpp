@@ -95,13 +95,27 @@ public:
       top_level(*s);
     // Decorator arguments may name anything the module binds, also below
     // the function, as Python evaluates them when the module is imported.
-    for (const auto &[fn, d] : decorators_) {
+    for (const Decorator &d : decorators_) {
+      JitFunctionInfo *fn = d.fn;
       if (std::none_of(m_.functions.begin(), m_.functions.end(), [&](const auto &f) { return f.get() == fn; }))
         continue; // rebound to something else later in the file
+      if (fn->error)
+        continue;
       PyEval eval = evaluator();
-      const Expr &callee = d->kind == ExprKind::Call ? *d->children[0] : *d;
-      read_decorator(*fn, canonical(dotted(callee)), *d, eval);
+      const Expr &callee = d.expr->kind == ExprKind::Call ? *d.expr->children[0] : *d.expr;
+      const size_t before = fn->heuristics.size();
+      try {
+        read_decorator(*fn, canonical(dotted(callee)), *d.expr, eval);
+      } catch (const CompileError &e) {
+        fn->error = std::make_shared<const CompileError>(e);
+      }
+      // `k = triton.heuristics(...)(k)` wraps what is there already: its
+      // heuristics run before the ones decorated nearer the function.
+      if (d.outer)
+        std::rotate(fn->heuristics.begin(), fn->heuristics.begin() + static_cast<std::ptrdiff_t>(before),
+                    fn->heuristics.end());
     }
+    m_.plain_functions = plain_defs_;
   }
 
   /// An evaluator of module-level data: constants, data assigned to
@@ -151,9 +165,10 @@ private:
   bool may_bind(const std::string &name) const {
     if (conditional_ == 0)
       return true;
+    // A host value bound first (`triton_tanh = tl.extra.intel.libdevice.tanh`
+    // on one branch of a version check) gives way to one kiln can use.
     return !m_.aliases.count(name) && !m_.language_names.count(name) && !m_.globals.count(name) &&
-           !m_.imported_functions.count(name) && !m_.imported_modules.count(name) && !m_.function(name) &&
-           !m_.host_names.count(name);
+           !m_.imported_functions.count(name) && !m_.imported_modules.count(name) && !m_.function(name);
   }
 
   /// Removes every earlier binding of `name` (Python rebinding).
@@ -170,7 +185,7 @@ private:
   }
 
   void bind_host(const std::string &name, std::string what, Loc loc) {
-    if (!may_bind(name))
+    if (!may_bind(name) || (conditional_ > 0 && m_.host_names.count(name)))
       return;
     unbind(name);
     m_.host_names[name] = HostName{std::move(what), loc};
@@ -401,6 +416,8 @@ private:
         jit_call(name, v);
         continue;
       }
+      if (decorator_call(name, v))
+        continue;
       // `tanh = libdevice.tanh`, `tl = triton.language`
       if (const std::string path = canonical(dotted(v)); !path.empty() && bind_triton_path(name, path))
         continue;
@@ -469,49 +486,14 @@ private:
     }
   }
 
+  /// A module-level value that is a constant (a number, bool, string, None
+  /// or dtype), evaluated as Python would without running host code.
   ConstValue constant(const Expr &e) {
-    switch (e.kind) {
-    case ExprKind::Int:
-      if (e.int_value > static_cast<uint64_t>(INT64_MAX))
-        fail(e.loc, "integer constant does not fit in int64");
-      return ConstValue::of_int(static_cast<int64_t>(e.int_value));
-    case ExprKind::Float: return ConstValue::of_float(e.float_value);
-    case ExprKind::Bool: return ConstValue::of_bool(e.bool_value);
-    case ExprKind::None: return ConstValue::none();
-    case ExprKind::Str: return ConstValue::of_str(e.id);
-    case ExprKind::Name: {
-      auto it = m_.globals.find(e.id);
-      if (it == m_.globals.end())
-        fail(e.loc, "name '" + e.id + "' is not a module constant");
-      return it->second.value;
-    }
-    case ExprKind::UnaryOp: {
-      ConstValue v = constant(*e.children[0]);
-      if (e.op == Op::USub && v.kind == ConstValue::Kind::Int && v.i != INT64_MIN)
-        return ConstValue::of_int(-v.i);
-      if (e.op == Op::USub && v.kind == ConstValue::Kind::Float)
-        return ConstValue::of_float(-v.f);
-      if (e.op == Op::UAdd && v.is_number())
-        return v;
-      if (e.op == Op::Not)
-        return ConstValue::of_bool(!v.truthy());
-      if (e.op == Op::Invert && v.kind == ConstValue::Kind::Int)
-        return ConstValue::of_int(~v.i);
-      break;
-    }
-    case ExprKind::BinOp:
-      return fold_binary(e.op, constant(*e.children[0]), constant(*e.children[1]), src_, e.loc);
-    case ExprKind::Call:
-      if (is_path(*e.children[0], "triton.language.constexpr") && e.children.size() == 2)
-        return constant(*e.children[1]);
-      break;
-    case ExprKind::Attribute: // `OUT_DTYPE = tl.float16`
-      if (std::optional<DType> t = parse_language_dtype(canonical(dotted(e))))
-        return ConstValue::of_dtype(*t);
-      break;
-    default: break;
-    }
-    fail(e.loc, "expected a constant (a number, a bool, a string or an expression of them)");
+    PyEval eval = evaluator();
+    PyValue v = eval.eval(e);
+    if (v.kind != PyValue::Kind::Const)
+      fail(e.loc, "expected a constant (a number, a bool, a string or an expression of them)");
+    return v.c;
   }
 
   // ---- jit functions -----------------------------------------------------
@@ -555,12 +537,12 @@ private:
       return;
     }
     auto fn = make_function(s.id, s);
-    jit_options(*fn, *jit, false);
+    lazily(*fn, [&] { jit_options(*fn, *jit, false); });
     for (const ExprPtr &d : s.decorators) {
       const Expr *callee = d->kind == ExprKind::Call ? d->children[0].get() : d.get();
       const std::string path = canonical(dotted(*callee));
       if (path == "triton.autotune" || path == "triton.heuristics")
-        decorators_.push_back({fn.get(), d.get()});
+        decorators_.push_back({fn.get(), d.get(), false});
       // Other decorators (Python wrappers kiln does not run) do not change the kernel.
     }
     add_function(std::move(fn));
@@ -574,8 +556,64 @@ private:
       return;
     }
     auto fn = make_function(name, *plain_defs_.at(call.children[1]->id));
-    jit_options(*fn, call, true);
+    lazily(*fn, [&] { jit_options(*fn, call, true); });
     add_function(std::move(fn));
+  }
+
+  /// `k = triton.heuristics({...})(k)`, `k = triton.autotune(...)(triton.jit(k))`,
+  /// `k = triton.jit(noinline=True)(k)`: decorators applied by calls. True
+  /// when `v` is one (and `name` is now bound to the jit function).
+  bool decorator_call(const std::string &name, const Expr &v) {
+    if (v.kind != ExprKind::Call || v.children.size() != 2 || v.children[0]->kind != ExprKind::Call)
+      return false;
+    const Expr &dec = *v.children[0];
+    const std::string path = canonical(dotted(*dec.children[0]));
+    const Expr &inner = *v.children[1];
+    if (path == "triton.jit") {
+      if (inner.kind != ExprKind::Name || !plain_defs_.count(inner.id))
+        return false;
+      auto fn = make_function(name, *plain_defs_.at(inner.id));
+      lazily(*fn, [&] { jit_options(*fn, dec, false); });
+      add_function(std::move(fn));
+      return true;
+    }
+    if (path != "triton.autotune" && path != "triton.heuristics")
+      return false;
+    // What is wrapped: a jit function bound to a name, or a nested call.
+    JitFunctionInfo *wrapped = nullptr;
+    if (inner.kind == ExprKind::Name) {
+      for (auto &f : m_.functions)
+        if (f->name == inner.id)
+          wrapped = f.get();
+    } else if (inner.kind == ExprKind::Call && (is_path(*inner.children[0], "triton.jit") ||
+                                                 inner.children[0]->kind == ExprKind::Call)) {
+      const std::string tmp = "\x01" + name; // a name no Python code can spell
+      if (is_path(*inner.children[0], "triton.jit"))
+        jit_call(tmp, inner);
+      else if (!decorator_call(tmp, inner))
+        return false;
+      for (auto &f : m_.functions)
+        if (f->name == tmp)
+          wrapped = f.get();
+    }
+    if (!wrapped)
+      return false;
+    if (wrapped->name != name) {
+      // A new binding of the same function with more decorators; the old
+      // name keeps the function as it was.
+      auto copy = std::make_unique<JitFunctionInfo>(*wrapped);
+      const bool temporary = wrapped->name[0] == '\x01';
+      copy->name = name;
+      for (const Decorator &d : std::vector<Decorator>(decorators_))
+        if (d.fn == wrapped)
+          decorators_.push_back({copy.get(), d.expr, d.outer});
+      if (temporary)
+        std::erase_if(m_.functions, [&](const auto &f) { return f.get() == wrapped; });
+      wrapped = copy.get();
+      add_function(std::move(copy));
+    }
+    decorators_.push_back({wrapped, &dec, true});
+    return true;
   }
 
   void add_function(std::unique_ptr<JitFunctionInfo> fn) {
@@ -592,16 +630,29 @@ private:
     fn->def = &s;
     fn->first_line = s.def_line;
     fn->source = src_.text().substr(s.source_begin, s.source_end - s.source_begin);
-    for (size_t i = 0; i < s.params.size(); ++i) {
-      const Param &p = s.params[i];
-      if (p.kind != ParamKind::Positional)
-        fail(p.loc, std::string(p.kind == ParamKind::PositionalOnly ? "positional-only ('/')"
-                                : p.kind == ParamKind::KeywordOnly  ? "keyword-only"
-                                                                    : "variadic") +
-                        " parameters ('" + p.name + "') are not supported in @triton.jit functions");
-      fn->params.push_back(param(p, static_cast<unsigned>(i)));
-    }
+    lazily(*fn, [&] {
+      for (size_t i = 0; i < s.params.size(); ++i) {
+        const Param &p = s.params[i];
+        if (p.kind != ParamKind::Positional)
+          fail(p.loc, std::string(p.kind == ParamKind::PositionalOnly ? "positional-only ('/')"
+                                  : p.kind == ParamKind::KeywordOnly  ? "keyword-only"
+                                                                      : "variadic") +
+                          " parameters ('" + p.name + "') are not supported in @triton.jit functions");
+        fn->params.push_back(param(p, static_cast<unsigned>(i)));
+      }
+    });
     return fn;
+  }
+
+  /// Runs `f`; a CompileError becomes the function's error, thrown when it is used.
+  template <class F> void lazily(JitFunctionInfo &fn, F &&f) {
+    if (fn.error)
+      return;
+    try {
+      f();
+    } catch (const CompileError &e) {
+      fn.error = std::make_shared<const CompileError>(e);
+    }
   }
 
   ParamInfo param(const Param &p, unsigned index) {
@@ -612,7 +663,10 @@ private:
     if (p.annotation) {
       info.annotation = dotted(*p.annotation);
       const std::string path = canonical(info.annotation);
-      if (path == "triton.language.constexpr") {
+      // Triton's rule: an annotation that mentions constexpr makes one
+      // (`tl.constexpr`, `core.constexpr`, `"tl.constexpr"`).
+      if (path == "triton.language.constexpr" || info.annotation.find("constexpr") != std::string::npos ||
+          (p.annotation->kind == ExprKind::Str && p.annotation->id.find("constexpr") != std::string::npos)) {
         info.is_constexpr = true;
       } else if (path == "triton.language.const") {
         info.is_const = true;
@@ -678,8 +732,13 @@ private:
   std::map<std::string, const Stmt *> plain_defs_;
   std::map<std::string, const Expr *> module_exprs_;
   std::set<std::string> evaluating_; ///< module names being evaluated (a cycle is an error)
-  /// (function, decorator) pairs read once every module-level name is known.
-  std::vector<std::pair<JitFunctionInfo *, const Expr *>> decorators_;
+  /// Decorators read once every module-level name is known.
+  struct Decorator {
+    JitFunctionInfo *fn;
+    const Expr *expr;
+    bool outer; ///< applied by a call after the definition (`k = triton.heuristics(...)(k)`)
+  };
+  std::vector<Decorator> decorators_;
 };
 
 } // namespace

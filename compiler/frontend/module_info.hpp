@@ -48,6 +48,16 @@ struct JitFunctionInfo {
   /// `@triton.autotune` / `@triton.heuristics` above the jit decorator.
   std::optional<AutotuneInfo> autotune;
   std::vector<Heuristic> heuristics;
+  /// What is wrong with its signature or decorators, thrown when the
+  /// function is used (launched, compiled or called), never at load: one
+  /// broken kernel does not break the others of its file.
+  std::shared_ptr<const CompileError> error;
+
+  /// Throws `error`, if any.
+  void check() const {
+    if (error)
+      throw *error;
+  }
 };
 
 /// What a module-level name is bound to when it names part of triton.
@@ -91,6 +101,8 @@ struct ModuleInfo {
   std::map<std::string, const JitFunctionInfo *> imported_functions;
   std::map<std::string, const ModuleInfo *> imported_modules;
   std::map<std::string, HostName> host_names;
+  /// Plain module-level functions, which a heuristic may call.
+  std::map<std::string, const Stmt *> plain_functions;
   /// Keeps the modules this one imports (and their imports) alive.
   std::shared_ptr<const ModuleSet> imports;
 

@@ -183,6 +183,8 @@ PyValue PyEval::eval(const Expr &e) {
   case ExprKind::Attribute: {
     const std::string dotted = dotted_name(e);
     const std::string path = dotted.empty() ? "" : canonical_(dotted);
+    if (std::optional<DType> t = parse_language_dtype(path)) // `OUT_DTYPE = tl.float16`
+      return PyValue::of(ConstValue::of_dtype(*t));
     if (path == "math.pi")
       return PyValue::of(ConstValue::of_float(M_PI));
     if (path == "math.e")
