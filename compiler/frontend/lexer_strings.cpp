@@ -80,8 +80,8 @@ void Lexer::read_fstring_text() {
   const bool spec = frame.mode == FStringFrame::Mode::Spec;
   const size_t begin = pos_;
   const Loc loc = here();
-  const char *unterminated =
-      frame.triple ? "unterminated triple-quoted f-string literal" : "unterminated f-string literal";
+  const char *unterminated = frame.triple ? "unterminated triple-quoted f-string literal"
+                                          : "unterminated f-string literal";
   std::string value;
   const auto flush = [&] {
     if (value.empty())
@@ -230,8 +230,7 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
   case 'U':
     if (bytes)
       break; // not an escape in bytes
-    append_code_point(value, read_hex_digits(e == 'u' ? 4 : 8, loc, e == 'u' ? "\\u" : "\\U"),
-                      loc);
+    append_code_point(value, read_hex_digits(e == 'u' ? 4 : 8, loc, e == 'u' ? "\\u" : "\\U"), loc);
     return;
   case 'N':
     if (bytes)

@@ -80,11 +80,11 @@ StmtPtr Parser::parse_class_def(std::vector<ExprPtr> decorators) {
 
 void Parser::parse_params(std::vector<Param> &params, std::string_view close, bool annotations,
                           const std::string &owner) {
-  bool slash = false;         // `/` seen
-  bool star = false;          // `*` or `*args` seen: what follows is keyword-only
+  bool slash = false;               // `/` seen
+  bool star = false;                // `*` or `*args` seen: what follows is keyword-only
   const Token *bare_star = nullptr; // a `*` still waiting for a keyword-only parameter
-  bool var_keyword = false;   // `**kwargs` seen: nothing may follow
-  bool defaults = false;      // a positional parameter with a default seen
+  bool var_keyword = false;         // `**kwargs` seen: nothing may follow
+  bool defaults = false;            // a positional parameter with a default seen
   while (!at_op(close)) {
     const Token &token = peek();
     if (var_keyword)
@@ -142,8 +142,8 @@ void Parser::parse_params(std::vector<Param> &params, std::string_view close, bo
         param.default_value = parse_test();
         defaults |= param.kind != ParamKind::KeywordOnly;
       } else if (defaults && !star && !variadic) {
-        fail(param.loc, "parameter '" + param.name +
-                            "' without a default follows a parameter with a default");
+        fail(param.loc,
+             "parameter '" + param.name + "' without a default follows a parameter with a default");
       }
       star |= param.kind == ParamKind::VarPositional;
       var_keyword = param.kind == ParamKind::VarKeyword;
