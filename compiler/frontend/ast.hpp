@@ -31,7 +31,8 @@ enum class ExprKind : uint8_t {
   Float,          // float_value
   Bool,           // bool_value
   None,           //
-  Str,            // id holds the string's value (quotes and escapes resolved; UTF-8)
+  Str,            // id holds the string's value (quotes and escapes resolved; UTF-8, a lone
+                  // surrogate as WTF-8; `\N{name}` stays as written: kiln has no Unicode names)
   Attribute,      // children[0].id
   Call,           // children[0](children[1..], keywords); an argument may be Starred, and a
                   // keyword with an empty name is `**value`
@@ -81,7 +82,8 @@ enum class ExprKind : uint8_t {
   TypeVarTuple, // `*id`
 };
 
-// clang-format off: one line per group of operators
+// One line per group of operators.
+// clang-format off
 enum class Op : uint8_t {
   // binary
   Add, Sub, Mul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitAnd, BitOr, BitXor, MatMul,

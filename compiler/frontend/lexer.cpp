@@ -48,6 +48,8 @@ bool is_ident_char(char c) {
 /// accepts every code point outside the blocks of punctuation, symbols,
 /// spaces and private use, so that letters of any script are names and a
 /// look-alike such as '×' or a non-breaking space stays an invalid character.
+/// Python also NFKC-normalizes such names (`ｗｉｄｔｈ` is `width`); kiln
+/// keeps them as written.
 bool is_identifier_code_point(uint32_t cp) {
   struct Range {
     uint32_t lo, hi;
@@ -61,17 +63,6 @@ bool is_identifier_code_point(uint32_t cp) {
   };
   return std::none_of(std::begin(kNotIdentifiers), std::end(kNotIdentifiers),
                       [&](const Range &r) { return cp >= r.lo && cp <= r.hi; });
-}
-
-/// The value of `c` as a digit in bases up to 36, or -1.
-int digit_value(char c) {
-  if (is_digit(c))
-    return c - '0';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A' + 10;
-  return -1;
 }
 
 /// value = value * base + digit; false on overflow past 2^64 - 1.
@@ -501,6 +492,16 @@ void Lexer::finish() {
   for (; indents_.size() > 1; indents_.pop_back())
     push_marker(TokenKind::Dedent, prev_end_, prev_end_offset_);
   push_marker(TokenKind::EndOfFile, prev_end_, prev_end_offset_);
+}
+
+int digit_value(char c) {
+  if (is_digit(c))
+    return c - '0';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A' + 10;
+  return -1;
 }
 
 bool is_keyword(std::string_view name) {

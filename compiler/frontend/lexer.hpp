@@ -2,7 +2,8 @@
 // NEWLINE tokens that Python's tokenizer derives from indentation and line
 // ends, and f-strings split as Python 3.12 splits them (PEP 701): a start
 // token, literal parts, and the tokens of each replacement field between
-// '{' and '}'. The parser (parser.hpp) is its only client.
+// '{' and '}'. The text is read as UTF-8, whatever a `# coding:` line says.
+// The parser (parser.hpp) is its only client.
 #pragma once
 
 #include <cstdint>

@@ -12,6 +12,9 @@
 
 namespace kiln::frontend {
 
+/// The value of `c` as a digit in bases up to 36, or -1.
+int digit_value(char c);
+
 class Lexer {
 public:
   explicit Lexer(const SourceFile &source);

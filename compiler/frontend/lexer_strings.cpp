@@ -11,20 +11,6 @@
 
 namespace kiln::frontend {
 
-namespace {
-
-int hex_digit_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-} // namespace
-
 void Lexer::read_string(size_t begin, Loc loc, std::string_view prefix) {
   const auto has = [&](char letter) {
     return std::any_of(prefix.begin(), prefix.end(),
@@ -279,8 +265,8 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
 uint32_t Lexer::read_hex_digits(int count, Loc loc, const char *escape) {
   uint32_t cp = 0;
   for (int i = 0; i < count; ++i) {
-    const int d = hex_digit_value(peek());
-    if (d < 0)
+    const int d = digit_value(peek());
+    if (d < 0 || d >= 16)
       fail(loc, std::string("truncated ") + escape + " escape: it needs " + std::to_string(count) +
                     " hex digits");
     cp = cp * 16 + static_cast<uint32_t>(d);
