@@ -230,6 +230,21 @@ TEST_CASE("lexer: Windows line ends") {
   CHECK(dump("if a:\r\n    b\r\n\r\nc\r\n") == "if a : NL INDENT b NL DEDENT c NL EOF");
 }
 
+TEST_CASE("lexer: a '\\r' alone ends a line, as Python reads old Mac files") {
+  CHECK(dump("if a:\r    b\r\rc\r") == "if a : NL INDENT b NL DEDENT c NL EOF");
+  const auto tokens = lex("x = '''a\rb'''\ry # c\rz\\\r+ 1");
+  CHECK(tokens[2].text == "a\nb");
+  CHECK(tokens[4].text == "y");
+  CHECK(tokens[4].loc.line == 3);
+  CHECK(tokens[6].text == "z");
+  CHECK(tokens[6].loc.line == 4);
+  CHECK(tokens[8].loc.line == 5);
+  const kf::SourceFile file("test.py", "a\rb\r\nc");
+  CHECK(file.line_count() == 3);
+  CHECK(file.line(2) == "b");
+  CHECK(file.line(3) == "c");
+}
+
 TEST_CASE("lexer: integer literals") {
   CHECK(int_value("0") == 0);
   CHECK(int_value("00") == 0);

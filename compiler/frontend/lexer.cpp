@@ -175,7 +175,7 @@ std::vector<Token> Lexer::run() {
     const char c = text_[pos_];
     if (c == '#') {
       skip_comment();
-    } else if (c == '\n') {
+    } else if (at_line_end()) {
       ++pos_;
       start_next_line();
       if (brackets_.empty()) {
@@ -224,13 +224,13 @@ void Lexer::push_newline() {
 }
 
 void Lexer::skip_spaces() {
-  // '\r' is skipped as a space so that "\r\n" line ends read as "\n".
-  while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\f' || peek() == '\r'))
+  // The '\r' of "\r\n" is skipped as a space, so that the line ends at the "\n".
+  while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\f' || at_crlf()))
     ++pos_;
 }
 
 void Lexer::skip_comment() {
-  while (!at_end() && peek() != '\n')
+  while (!at_end() && !at_line_end())
     ++pos_;
 }
 
@@ -248,14 +248,14 @@ bool Lexer::read_indentation() {
         width = (width / 8 + 1) * 8; // Python's rule: a tab moves to the next multiple of 8
       else if (c == '\f')
         width = 0; // Python's rule: a form feed resets the count
-      else if (c != '\r')
+      else if (!at_crlf())
         break;
     }
     if (!at_end() && peek() == '#')
       skip_comment();
     if (at_end())
       return false;
-    if (peek() == '\n') {
+    if (at_line_end()) {
       ++pos_;
       start_next_line();
       continue;
@@ -284,7 +284,7 @@ void Lexer::read_line_continuation() {
     ++pos_;
   if (at_end())
     fail(loc, "unexpected end of file after the line continuation character '\\'");
-  if (peek() != '\n')
+  if (!at_line_end())
     fail(loc, "unexpected character after the line continuation character '\\'");
   ++pos_;
   start_next_line();

@@ -39,7 +39,7 @@ void Lexer::read_string(size_t begin, Loc loc, std::string_view prefix) {
       pos_ += triple ? 3 : 1;
       break;
     }
-    if (c == '\n') {
+    if (at_line_end()) {
       if (!triple)
         fail(loc, unterminated);
       value += '\n';
@@ -122,7 +122,7 @@ void Lexer::read_fstring_text() {
       fstrings_.pop_back(); // and the field it belongs to
       return;
     }
-    if (c == '\n') {
+    if (at_line_end()) {
       if (!frame.triple)
         fail(spec ? here() : frame.loc,
              spec ? "f-string: newlines are not allowed in the format spec of a single-quoted "
@@ -162,9 +162,10 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
     ++pos_;
   if (at_end())
     fail(string_loc, unterminated);
+  const bool newline = at_line_end();
   const char e = peek();
   ++pos_;
-  if (e == '\n') { // a backslash-newline continues the string on the next line
+  if (newline) { // a backslash-newline continues the string on the next line
     start_next_line();
     if (raw)
       value += "\\\n";
@@ -227,7 +228,7 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
       fail(loc, "malformed \\N character escape: expected '{' after \\N");
     value += "\\N";
     while (peek() != '}') {
-      if (at_end() || peek() == '\n' || peek() == '\'' || peek() == '"')
+      if (at_end() || peek() == '\n' || peek() == '\r' || peek() == '\'' || peek() == '"')
         fail(loc, "malformed \\N character escape: expected '}' after the character name");
       value += text_[pos_++];
     }

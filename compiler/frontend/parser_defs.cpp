@@ -32,8 +32,12 @@ void Parser::end_definition(Stmt &def) const {
   // Through the end of the line of the body's last token, so that the
   // definition's text ends with a newline and a trailing comment stays in.
   const std::string &text = source_->text();
-  const size_t newline = text.find('\n', last_end_);
-  def.source_end = static_cast<uint32_t>(newline == std::string::npos ? text.size() : newline + 1);
+  size_t end = text.find_first_of("\r\n", last_end_);
+  if (end == std::string::npos)
+    end = text.size();
+  else
+    end += text.compare(end, 2, "\r\n") == 0 ? 2 : 1;
+  def.source_end = static_cast<uint32_t>(end);
 }
 
 StmtPtr Parser::parse_function_def(std::vector<ExprPtr> decorators, const Token *async) {
