@@ -1,10 +1,12 @@
 // libFuzzer target over the frontend and semantic analysis: any bytes are
-// parsed as a kernel file, analysed, and every jit function is lowered to
-// tile IR under a fixed specialization. Anything but a kiln::Error (a crash,
-// a hang, a sanitizer report, another exception) is a bug.
+// parsed as a Python file, its tree dumped (ast_dump), analysed, and every
+// jit function is lowered to tile IR under a fixed specialization. Anything
+// but a kiln::Error (a crash, a hang, a sanitizer report, another
+// exception) is a bug.
 #include <cstdint>
 #include <string>
 
+#include "compiler/frontend/ast_dump.hpp"
 #include "compiler/frontend/ir_gen.hpp"
 #include "compiler/frontend/module_info.hpp"
 #include "compiler/frontend/parser.hpp"
@@ -39,7 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   using namespace kiln::frontend;
   auto src = std::make_shared<const SourceFile>("fuzz.py", std::string(reinterpret_cast<const char *>(data), size));
   try {
-    auto info = ModuleInfo::analyze(parse(src));
+    Module module = parse(src);
+    (void)dump(module);
+    auto info = ModuleInfo::analyze(std::move(module));
     for (const auto &fn : info->functions) {
       try {
         auto r = generate_ir(*fn, specialization(*fn), info->globals, kiln::Options{});

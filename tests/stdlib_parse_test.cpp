@@ -6,8 +6,8 @@
 #include <doctest/doctest.h>
 
 #include <array>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -89,8 +89,8 @@ std::string first_difference(const std::string &kiln, const std::string &cpython
       return "(no difference)";
     if (!more_a || !more_b || la != lb) {
       auto cut = [](const std::string &s) { return s.size() > 400 ? s.substr(0, 400) + "..." : s; };
-      return "dump line " + std::to_string(n) + "\n      kiln:    " +
-             (more_a ? cut(la) : "<end>") + "\n      CPython: " + (more_b ? cut(lb) : "<end>");
+      return "dump line " + std::to_string(n) + "\n      kiln:    " + (more_a ? cut(la) : "<end>") +
+             "\n      CPython: " + (more_b ? cut(lb) : "<end>");
     }
   }
 }
@@ -132,7 +132,7 @@ TEST_CASE("stdlib: kiln parses every file of Python's standard library as CPytho
               "(CPython cannot parse them)\n",
               root.c_str(), compared, compared - failures.size(), skipped);
   std::string report;
-  for (size_t i = 0; i < failures.size() && i < 10; ++i)
+  for (size_t i = 0; i < failures.size() && i < 25; ++i)
     report += "  " + failures[i] + "\n";
   INFO(failures.size() << " files differ; the first ones:\n" << report);
   CHECK(failures.empty());

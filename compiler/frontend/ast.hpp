@@ -25,31 +25,32 @@ using StmtPtr = std::unique_ptr<Stmt>;
 using Body = std::vector<StmtPtr>;
 
 enum class ExprKind : uint8_t {
-  Name,      // id
-  Int,       // int_value (a literal's magnitude; `-1` is UnaryOp(USub, Int 1)); a literal
-             // beyond 64 bits keeps its spelling in id, and int_value is UINT64_MAX
-  Float,     // float_value
-  Bool,      // bool_value
-  None,      //
-  Str,       // id holds the string's value (quotes and escapes resolved; UTF-8)
-  Attribute, // children[0].id
-  Call,      // children[0](children[1..], keywords); an argument may be Starred, and a
-             // keyword with an empty name is `**value`
-  Subscript, // children[0][children[1..]]; each index an Expr, Slice or None
-  Slice,     // `lo:hi:step`; children = {lo, hi, step}, each may be null
-  Tuple,     // children (also a parenthesised tuple and a bare `a, b`)
-  List,      // children
-  BinOp,     // children[0] op children[1]
-  UnaryOp,   // op children[0]
-  Compare,   // children[0] cmp_ops[0] children[1] cmp_ops[1] children[2] ...
-  BoolOp,    // children[0] op children[1] op ... (op is And or Or)
-  IfExp,     // children = {test, body, orelse}: `body if test else orelse`
-  Lambda,    // `lambda params: children[0]` (params have no annotations)
-  Dict,      // children = {key0, value0, key1, value1, ...}; a null key is `**value`
-  Set,       // children
-  ListComp,  // children = {elt, Comprehension...}
-  SetComp,   // children = {elt, Comprehension...}
-  DictComp,  // children = {key, value, Comprehension...}
+  Name,           // id
+  Int,            // int_value (a literal's magnitude; `-1` is UnaryOp(USub, Int 1)); a literal
+                  // beyond 64 bits keeps its spelling in id, and int_value is UINT64_MAX
+  Float,          // float_value
+  Bool,           // bool_value
+  None,           //
+  Str,            // id holds the string's value (quotes and escapes resolved; UTF-8, a lone
+                  // surrogate as WTF-8; `\N{name}` stays as written: kiln has no Unicode names)
+  Attribute,      // children[0].id
+  Call,           // children[0](children[1..], keywords); an argument may be Starred, and a
+                  // keyword with an empty name is `**value`
+  Subscript,      // children[0][children[1..]]; each index an Expr, Slice or None
+  Slice,          // `lo:hi:step`; children = {lo, hi, step}, each may be null
+  Tuple,          // children (also a parenthesised tuple and a bare `a, b`)
+  List,           // children
+  BinOp,          // children[0] op children[1]
+  UnaryOp,        // op children[0]
+  Compare,        // children[0] cmp_ops[0] children[1] cmp_ops[1] children[2] ...
+  BoolOp,         // children[0] op children[1] op ... (op is And or Or)
+  IfExp,          // children = {test, body, orelse}: `body if test else orelse`
+  Lambda,         // `lambda params: children[0]` (params have no annotations)
+  Dict,           // children = {key0, value0, key1, value1, ...}; a null key is `**value`
+  Set,            // children
+  ListComp,       // children = {elt, Comprehension...}
+  SetComp,        // children = {elt, Comprehension...}
+  DictComp,       // children = {key, value, Comprehension...}
   GeneratorExp,   // children = {elt, Comprehension...}
   Await,          // children[0]
   Yield,          // children = {value}, or none for a bare `yield`
@@ -81,6 +82,8 @@ enum class ExprKind : uint8_t {
   TypeVarTuple, // `*id`
 };
 
+// One line per group of operators.
+// clang-format off
 enum class Op : uint8_t {
   // binary
   Add, Sub, Mul, Div, FloorDiv, Mod, Pow, LShift, RShift, BitAnd, BitOr, BitXor, MatMul,
@@ -91,6 +94,7 @@ enum class Op : uint8_t {
   // comparison
   Lt, Le, Gt, Ge, Eq, Ne, Is, IsNot, In, NotIn,
 };
+// clang-format on
 
 /// The Python spelling of an operator ("+", "//", "not", "is not", ...).
 const char *op_spelling(Op op);
@@ -150,24 +154,24 @@ enum class StmtKind : uint8_t {
   Pass,
   Break,
   Continue,
-  ExprStmt,    // value (a call, or a docstring)
-  Assert,      // assert test, value (the message; may be null)
-  Import,      // import names[i].name as names[i].alias
-  ImportFrom,  // from module import names[i].name as names[i].alias (`*` is a name)
+  ExprStmt,         // value (a call, or a docstring)
+  Assert,           // assert test, value (the message; may be null)
+  Import,           // import names[i].name as names[i].alias
+  ImportFrom,       // from module import names[i].name as names[i].alias (`*` is a name)
   AsyncFunctionDef, // `async def`, with the fields of FunctionDef
-  ClassDef,    // class id[type_params](targets..., keywords): body; with decorators,
-               // def_line, source_begin and source_end as for FunctionDef
-  With,        // with items: body
-  AsyncWith,   // async with items: body
-  Try,         // try: body, handlers, else: orelse, finally: finalbody
-  TryStar,     // the same with `except*` handlers
-  Raise,       // raise value from test (both may be null)
-  Global,      // global names[i].name
-  Nonlocal,    // nonlocal names[i].name
-  Delete,      // del targets
-  AsyncFor,    // async for, with the fields of For
-  Match,       // match value: cases
-  TypeAlias,   // type targets[0][type_params] = value
+  ClassDef,         // class id[type_params](targets..., keywords): body; with decorators,
+                    // def_line, source_begin and source_end as for FunctionDef
+  With,             // with items: body
+  AsyncWith,        // async with items: body
+  Try,              // try: body, handlers, else: orelse, finally: finalbody
+  TryStar,          // the same with `except*` handlers
+  Raise,            // raise value from test (both may be null)
+  Global,           // global names[i].name
+  Nonlocal,         // nonlocal names[i].name
+  Delete,           // del targets
+  AsyncFor,         // async for, with the fields of For
+  Match,            // match value: cases
+  TypeAlias,        // type targets[0][type_params] = value
 };
 
 /// How a diagnostic names statements of `kind`, in the plural: "'with'
@@ -185,8 +189,8 @@ struct WithItem {
 };
 
 struct ExceptHandler {
-  Loc loc;         // the `except` keyword
-  ExprPtr type;    // may be null: a bare `except:`
+  Loc loc;          // the `except` keyword
+  ExprPtr type;     // may be null: a bare `except:`
   std::string name; // after `as`; may be empty
   Body body;
 };
@@ -211,24 +215,24 @@ struct Stmt {
   // nested statements
   Body body;
   Body orelse;
-  Body finalbody;                     // Try, TryStar
+  Body finalbody;                      // Try, TryStar
   std::vector<ExceptHandler> handlers; // Try, TryStar
-  std::vector<WithItem> items;        // With, AsyncWith
-  std::vector<MatchCase> cases;       // Match
+  std::vector<WithItem> items;         // With, AsyncWith
+  std::vector<MatchCase> cases;        // Match
 
   // Import / ImportFrom / Global / Nonlocal
   std::string module;
   std::vector<ImportName> names;
 
   // FunctionDef (also AsyncFunctionDef, and ClassDef where said above)
-  std::string id; // the function's (or class's) name
+  std::string id;            // the function's (or class's) name
   std::vector<Param> params; // every parameter, in source order; see ParamKind
   std::vector<ExprPtr> decorators;
   std::vector<ExprPtr> type_params; // TypeVar, ParamSpec, TypeVarTuple; also TypeAlias
   std::vector<Keyword> keywords;    // ClassDef: `metaclass=M`, `**kw`
-  uint32_t def_line = 0;     // line of `def` (after decorators)
-  uint32_t source_begin = 0; // byte offset of the `def` keyword's line start
-  uint32_t source_end = 0;   // byte offset one past the function's last line
+  uint32_t def_line = 0;            // line of `def` (after decorators)
+  uint32_t source_begin = 0;        // byte offset of the `def` keyword's line start
+  uint32_t source_end = 0;          // byte offset one past the function's last line
 
   Stmt(StmtKind k, Loc l) : kind(k), loc(l) {}
 };

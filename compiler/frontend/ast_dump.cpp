@@ -134,8 +134,8 @@ std::string decimal_of_literal(const std::string &spelling) {
     const char c = spelling[i];
     if (c == '_')
       continue;
-    uint64_t carry = c <= '9' ? static_cast<unsigned>(c - '0')
-                              : static_cast<unsigned>((c | 0x20) - 'a' + 10);
+    uint64_t carry =
+        c <= '9' ? static_cast<unsigned>(c - '0') : static_cast<unsigned>((c | 0x20) - 'a' + 10);
     for (uint32_t &limb : limbs) {
       const uint64_t v = uint64_t{limb} * base + carry;
       limb = static_cast<uint32_t>(v % 1000000000);
@@ -238,25 +238,34 @@ void Dumper::expr(const Expr *e) {
   case ExprKind::Set:
     return node("Set", all());
   case ExprKind::BinOp:
-    return node("BinOp", child(0), [this, e] { out += op_name(e->op); }, child(1));
+    return node(
+        "BinOp", child(0), [this, e] { out += op_name(e->op); }, child(1));
   case ExprKind::UnaryOp:
-    return node("UnaryOp", [this, e] { out += op_name(e->op); }, child(0));
+    return node(
+        "UnaryOp", [this, e] { out += op_name(e->op); }, child(0));
   case ExprKind::BoolOp:
-    return node("BoolOp", [this, e] { out += op_name(e->op); }, all());
+    return node(
+        "BoolOp", [this, e] { out += op_name(e->op); }, all());
   case ExprKind::Compare:
     return node(
         "Compare", child(0),
-        [this, e] { list(e->cmp_ops.size(), [this, e](size_t i) { out += op_name(e->cmp_ops[i]); }); },
+        [this, e] {
+          list(e->cmp_ops.size(), [this, e](size_t i) { out += op_name(e->cmp_ops[i]); });
+        },
         all(1));
   case ExprKind::IfExp:
     return node("IfExp", child(0), child(1), child(2));
   case ExprKind::Lambda:
-    return node("Lambda", [this, e] { arguments(e->params); }, child(0));
+    return node(
+        "Lambda", [this, e] { arguments(e->params); }, child(0));
   case ExprKind::Dict: {
     const size_t pairs = e->children.size() / 2;
     return node(
-        "Dict", [this, e, pairs] { list(pairs, [this, e](size_t i) { expr(e->children[2 * i].get()); }); },
-        [this, e, pairs] { list(pairs, [this, e](size_t i) { expr(e->children[2 * i + 1].get()); }); });
+        "Dict",
+        [this, e, pairs] { list(pairs, [this, e](size_t i) { expr(e->children[2 * i].get()); }); },
+        [this, e, pairs] {
+          list(pairs, [this, e](size_t i) { expr(e->children[2 * i + 1].get()); });
+        });
   }
   case ExprKind::ListComp:
     return comprehension_node("ListComp", *e, 1);
@@ -297,14 +306,18 @@ void Dumper::expr(const Expr *e) {
     return node(
         "MatchMapping",
         [this, e, pairs] { list(pairs, [this, e](size_t i) { expr(e->children[2 * i].get()); }); },
-        [this, e, pairs] { list(pairs, [this, e](size_t i) { expr(e->children[2 * i + 1].get()); }); },
+        [this, e, pairs] {
+          list(pairs, [this, e](size_t i) { expr(e->children[2 * i + 1].get()); });
+        },
         text(e->id));
   }
   case ExprKind::MatchClass:
     return node(
         "MatchClass", child(0), all(1),
         [this, e] { list(e->keywords.size(), [this, e](size_t i) { name(e->keywords[i].name); }); },
-        [this, e] { list(e->keywords.size(), [this, e](size_t i) { expr(e->keywords[i].value.get()); }); });
+        [this, e] {
+          list(e->keywords.size(), [this, e](size_t i) { expr(e->keywords[i].value.get()); });
+        });
   case ExprKind::MatchStar:
     return node("MatchStar", text(e->id));
   case ExprKind::MatchAs:
@@ -380,7 +393,8 @@ void Dumper::arguments(const std::vector<Param> &params) {
     return out;
   };
   auto arg_list = [this](const std::vector<const Param *> &list_of) {
-    return [this, list_of] { list(list_of.size(), [this, &list_of](size_t i) { arg(*list_of[i]); }); };
+    return
+        [this, list_of] { list(list_of.size(), [this, &list_of](size_t i) { arg(*list_of[i]); }); };
   };
   auto single = [this](const std::vector<const Param *> &list_of) {
     return [this, list_of] {
@@ -404,17 +418,21 @@ void Dumper::arguments(const std::vector<Param> &params) {
              [this, &keyword_only](size_t i) { expr(keyword_only[i]->default_value.get()); });
       },
       single(of_kind(ParamKind::VarKeyword)),
-      [this, &defaults] { list(defaults.size(), [this, &defaults](size_t i) { expr(defaults[i]); }); });
+      [this, &defaults] {
+        list(defaults.size(), [this, &defaults](size_t i) { expr(defaults[i]); });
+      });
 }
 
 void Dumper::arg(const Param &p) {
-  node("arg", [this, &p] { name(p.name); }, [this, &p] { expr(p.annotation.get()); });
+  node(
+      "arg", [this, &p] { name(p.name); }, [this, &p] { expr(p.annotation.get()); });
 }
 
 void Dumper::keywords(const std::vector<Keyword> &list_of) {
   list(list_of.size(), [this, &list_of](size_t i) {
-    node("keyword", [this, &list_of, i] { name(list_of[i].name); },
-         [this, &list_of, i] { expr(list_of[i].value.get()); });
+    node(
+        "keyword", [this, &list_of, i] { name(list_of[i].name); },
+        [this, &list_of, i] { expr(list_of[i].value.get()); });
   });
 }
 
@@ -444,10 +462,14 @@ void Dumper::statement(const Stmt &s, int depth) {
   auto type_params = [this, &s] { exprs(s.type_params); };
   auto names = [this, &s] {
     list(s.names.size(), [this, &s](size_t i) {
-      node("alias", [this, &s, i] { name(s.names[i].name); }, [this, &s, i] { name(s.names[i].alias); });
+      node(
+          "alias", [this, &s, i] { name(s.names[i].name); },
+          [this, &s, i] { name(s.names[i].alias); });
     });
   };
-  auto plain_names = [this, &s] { list(s.names.size(), [this, &s](size_t i) { name(s.names[i].name); }); };
+  auto plain_names = [this, &s] {
+    list(s.names.size(), [this, &s](size_t i) { name(s.names[i].name); });
+  };
   auto line = [this, &s, depth](const char *kind, auto... fields) {
     head(s, kind, depth);
     node("", fields...);
@@ -456,14 +478,16 @@ void Dumper::statement(const Stmt &s, int depth) {
   switch (s.kind) {
   case StmtKind::FunctionDef:
   case StmtKind::AsyncFunctionDef:
-    line(s.kind == StmtKind::FunctionDef ? "FunctionDef" : "AsyncFunctionDef",
-         [this, &s] { name(s.id); }, [this, &s] { arguments(s.params); }, decorators,
-         sub(s.annotation.get()), type_params);
+    line(
+        s.kind == StmtKind::FunctionDef ? "FunctionDef" : "AsyncFunctionDef",
+        [this, &s] { name(s.id); }, [this, &s] { arguments(s.params); }, decorators,
+        sub(s.annotation.get()), type_params);
     block("body", s.body, depth);
     return;
   case StmtKind::ClassDef:
-    line("ClassDef", [this, &s] { name(s.id); }, targets, [this, &s] { keywords(s.keywords); },
-         decorators, type_params);
+    line(
+        "ClassDef", [this, &s] { name(s.id); }, targets, [this, &s] { keywords(s.keywords); },
+        decorators, type_params);
     block("body", s.body, depth);
     return;
   case StmtKind::Return:
@@ -475,7 +499,8 @@ void Dumper::statement(const Stmt &s, int depth) {
   case StmtKind::TypeAlias:
     return line("TypeAlias", target, type_params, sub(s.value.get()));
   case StmtKind::AugAssign:
-    return line("AugAssign", target, [this, &s] { out += op_name(s.op); }, sub(s.value.get()));
+    return line(
+        "AugAssign", target, [this, &s] { out += op_name(s.op); }, sub(s.value.get()));
   case StmtKind::AnnAssign:
     return line("AnnAssign", target, sub(s.annotation.get()), sub(s.value.get()));
   case StmtKind::For:
@@ -494,8 +519,9 @@ void Dumper::statement(const Stmt &s, int depth) {
   case StmtKind::AsyncWith:
     line(s.kind == StmtKind::With ? "With" : "AsyncWith", [this, &s] {
       list(s.items.size(), [this, &s](size_t i) {
-        node("withitem", [this, &s, i] { expr(s.items[i].context_expr.get()); },
-             [this, &s, i] { expr(s.items[i].optional_vars.get()); });
+        node(
+            "withitem", [this, &s, i] { expr(s.items[i].context_expr.get()); },
+            [this, &s, i] { expr(s.items[i].optional_vars.get()); });
       });
     });
     block("body", s.body, depth);
@@ -538,7 +564,8 @@ void Dumper::statement(const Stmt &s, int depth) {
   case StmtKind::Import:
     return line("Import", names);
   case StmtKind::ImportFrom:
-    return line("ImportFrom", [this, &s] { name(s.module); }, names);
+    return line(
+        "ImportFrom", [this, &s] { name(s.module); }, names);
   case StmtKind::Global:
     return line("Global", plain_names);
   case StmtKind::Nonlocal:

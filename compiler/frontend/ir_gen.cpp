@@ -258,18 +258,18 @@ void IrGen::exec(const Stmt &s) {
   case StmtKind::Match:
   case StmtKind::TypeAlias: {
     // Python the parser takes anywhere, but that a kernel cannot mean.
-    const char *hint = s.kind == StmtKind::With || s.kind == StmtKind::AsyncWith
-                           ? " (Triton kernels have no context managers); write the body without "
-                             "'with'"
-                       : s.kind == StmtKind::Try || s.kind == StmtKind::TryStar ||
-                               s.kind == StmtKind::Raise
-                           ? " (kernels cannot raise or catch exceptions); check conditions with "
-                             "tl.static_assert or tl.device_assert"
-                       : s.kind == StmtKind::Global || s.kind == StmtKind::Nonlocal
-                           ? "; pass the value as a parameter and return the result"
-                           : "";
-    fail(s.loc, std::string(describe(s.kind)) +
-                    " are not supported inside a @triton.jit function" + hint);
+    const char *hint =
+        s.kind == StmtKind::With || s.kind == StmtKind::AsyncWith
+            ? " (Triton kernels have no context managers); write the body without "
+              "'with'"
+        : s.kind == StmtKind::Try || s.kind == StmtKind::TryStar || s.kind == StmtKind::Raise
+            ? " (kernels cannot raise or catch exceptions); check conditions with "
+              "tl.static_assert or tl.device_assert"
+        : s.kind == StmtKind::Global || s.kind == StmtKind::Nonlocal
+            ? "; pass the value as a parameter and return the result"
+            : "";
+    fail(s.loc,
+         std::string(describe(s.kind)) + " are not supported inside a @triton.jit function" + hint);
   }
   }
 }

@@ -653,9 +653,9 @@ Val IrGen::eval(const Expr &e) {
   case ExprKind::ParamSpec:
   case ExprKind::TypeVarTuple:
     // Python the parser takes anywhere, but that a kernel cannot mean.
-    fail(e.loc, std::string(describe(e.kind)) + " are not supported inside a @triton.jit function" +
-                    (e.kind == ExprKind::Lambda ? "; define a @triton.jit function and call it"
-                                                : ""));
+    fail(e.loc,
+         std::string(describe(e.kind)) + " are not supported inside a @triton.jit function" +
+             (e.kind == ExprKind::Lambda ? "; define a @triton.jit function and call it" : ""));
   }
   fail(e.loc, "unsupported expression");
 }

@@ -48,31 +48,21 @@ bool is_ident_char(char c) {
 /// accepts every code point outside the blocks of punctuation, symbols,
 /// spaces and private use, so that letters of any script are names and a
 /// look-alike such as '×' or a non-breaking space stays an invalid character.
+/// Python also NFKC-normalizes such names (`ｗｉｄｔｈ` is `width`); kiln
+/// keeps them as written.
 bool is_identifier_code_point(uint32_t cp) {
   struct Range {
     uint32_t lo, hi;
   };
   static constexpr Range kNotIdentifiers[] = {
-      {0x80, 0xA9},       {0xAB, 0xB4},       {0xB6, 0xB9},       {0xBB, 0xBF},
-      {0xD7, 0xD7},       {0xF7, 0xF7},       {0x2000, 0x206F},   {0x20A0, 0x20CF},
-      {0x2190, 0x2BFF},   {0x3000, 0x3004},   {0x3008, 0x3020},   {0xD800, 0xF8FF},
-      {0xFE10, 0xFE19},   {0xFE30, 0xFE4F},   {0xFEFF, 0xFEFF},   {0xFF01, 0xFF0F},
-      {0xFF1A, 0xFF20},   {0xFF3B, 0xFF3E},   {0xFF40, 0xFF40},   {0xFF5B, 0xFF65},
-      {0xFFF0, 0xFFFF},   {0x1F000, 0x1FAFF}, {0xF0000, 0x10FFFF},
+      {0x80, 0xA9},     {0xAB, 0xB4},       {0xB6, 0xB9},        {0xBB, 0xBF},     {0xD7, 0xD7},
+      {0xF7, 0xF7},     {0x2000, 0x206F},   {0x20A0, 0x20CF},    {0x2190, 0x2BFF}, {0x3000, 0x3004},
+      {0x3008, 0x3020}, {0xD800, 0xF8FF},   {0xFE10, 0xFE19},    {0xFE30, 0xFE4F}, {0xFEFF, 0xFEFF},
+      {0xFF01, 0xFF0F}, {0xFF1A, 0xFF20},   {0xFF3B, 0xFF3E},    {0xFF40, 0xFF40}, {0xFF5B, 0xFF65},
+      {0xFFF0, 0xFFFF}, {0x1F000, 0x1FAFF}, {0xF0000, 0x10FFFF},
   };
   return std::none_of(std::begin(kNotIdentifiers), std::end(kNotIdentifiers),
                       [&](const Range &r) { return cp >= r.lo && cp <= r.hi; });
-}
-
-/// The value of `c` as a digit in bases up to 36, or -1.
-int digit_value(char c) {
-  if (is_digit(c))
-    return c - '0';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A' + 10;
-  return -1;
 }
 
 /// value = value * base + digit; false on overflow past 2^64 - 1.
@@ -153,8 +143,7 @@ bool is_string_prefix(std::string_view word) {
   std::string lower;
   for (char c : word)
     lower += static_cast<char>(c | 0x20); // ASCII letters only, as is_ident_char guarantees
-  static constexpr std::string_view kPrefixes[] = {"r",  "u",  "b",  "f",  "br",
-                                                   "rb", "fr", "rf"};
+  static constexpr std::string_view kPrefixes[] = {"r", "u", "b", "f", "br", "rb", "fr", "rf"};
   return std::find(std::begin(kPrefixes), std::end(kPrefixes), lower) != std::end(kPrefixes);
 }
 
@@ -186,7 +175,7 @@ std::vector<Token> Lexer::run() {
     const char c = text_[pos_];
     if (c == '#') {
       skip_comment();
-    } else if (c == '\n') {
+    } else if (at_line_end()) {
       ++pos_;
       start_next_line();
       if (brackets_.empty()) {
@@ -235,13 +224,13 @@ void Lexer::push_newline() {
 }
 
 void Lexer::skip_spaces() {
-  // '\r' is skipped as a space so that "\r\n" line ends read as "\n".
-  while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\f' || peek() == '\r'))
+  // The '\r' of "\r\n" is skipped as a space, so that the line ends at the "\n".
+  while (!at_end() && (peek() == ' ' || peek() == '\t' || peek() == '\f' || at_crlf()))
     ++pos_;
 }
 
 void Lexer::skip_comment() {
-  while (!at_end() && peek() != '\n')
+  while (!at_end() && !at_line_end())
     ++pos_;
 }
 
@@ -259,14 +248,14 @@ bool Lexer::read_indentation() {
         width = (width / 8 + 1) * 8; // Python's rule: a tab moves to the next multiple of 8
       else if (c == '\f')
         width = 0; // Python's rule: a form feed resets the count
-      else if (c != '\r')
+      else if (!at_crlf())
         break;
     }
     if (!at_end() && peek() == '#')
       skip_comment();
     if (at_end())
       return false;
-    if (peek() == '\n') {
+    if (at_line_end()) {
       ++pos_;
       start_next_line();
       continue;
@@ -295,7 +284,7 @@ void Lexer::read_line_continuation() {
     ++pos_;
   if (at_end())
     fail(loc, "unexpected end of file after the line continuation character '\\'");
-  if (peek() != '\n')
+  if (!at_line_end())
     fail(loc, "unexpected character after the line continuation character '\\'");
   ++pos_;
   start_next_line();
@@ -317,7 +306,8 @@ void Lexer::read_token() {
   const size_t begin = pos_;
   const Loc loc = here();
   const char c = peek();
-  if (is_ident_start(c) || (static_cast<unsigned char>(c) >= 0x80 && identifier_char_length(pos_))) {
+  if (is_ident_start(c) ||
+      (static_cast<unsigned char>(c) >= 0x80 && identifier_char_length(pos_))) {
     while (const size_t n = identifier_char_length(pos_))
       pos_ += n;
     const std::string_view word = text_.substr(begin, pos_ - begin);
@@ -366,14 +356,12 @@ void Lexer::read_number(size_t begin, Loc loc) {
   if (is_ident_char(peek()) && !keyword_follows())
     fail(here(), "invalid decimal literal");
 
-  Token token(imaginary ? TokenKind::Imaginary : is_float ? TokenKind::Float : TokenKind::Int,
-              loc);
+  Token token(imaginary ? TokenKind::Imaginary : is_float ? TokenKind::Float : TokenKind::Int, loc);
   token.text = text_.substr(begin, pos_ - begin);
   if (imaginary || is_float) {
     token.float_value = parse_float(digits);
   } else {
-    if (digits.size() > 1 && digits[0] == '0' &&
-        digits.find_first_not_of('0') != std::string::npos)
+    if (digits.size() > 1 && digits[0] == '0' && digits.find_first_not_of('0') != std::string::npos)
       fail(loc, "leading zeros in decimal integer literals are not permitted; use an 0o prefix "
                 "for octal integers");
     for (char d : digits)
@@ -388,7 +376,7 @@ bool Lexer::keyword_follows() const {
   // Python still reads `1if x else 2` and `0x1for` as a number and a keyword
   // (with a warning since 3.12), so old code keeps parsing.
   static constexpr std::string_view kAfterNumber[] = {"and", "else", "for", "if",
-                                                       "in",  "is",   "not", "or"};
+                                                      "in",  "is",   "not", "or"};
   const std::string_view rest = text_.substr(pos_);
   return std::any_of(std::begin(kAfterNumber), std::end(kAfterNumber),
                      [&](std::string_view k) { return rest.starts_with(k); });
@@ -462,8 +450,8 @@ void Lexer::read_operator(size_t begin, Loc loc) {
     const OpenBracket open = brackets_.back();
     const char expected = open.c == '(' ? ')' : open.c == '[' ? ']' : '}';
     if (op[0] != expected)
-      fail(loc, "closing bracket '" + std::string(op) + "' does not match the opening '" +
-                    open.c + "' on line " + std::to_string(open.loc.line));
+      fail(loc, "closing bracket '" + std::string(op) + "' does not match the opening '" + open.c +
+                    "' on line " + std::to_string(open.loc.line));
     brackets_.pop_back();
   }
   push_op(op, begin, loc);
@@ -504,6 +492,16 @@ void Lexer::finish() {
   for (; indents_.size() > 1; indents_.pop_back())
     push_marker(TokenKind::Dedent, prev_end_, prev_end_offset_);
   push_marker(TokenKind::EndOfFile, prev_end_, prev_end_offset_);
+}
+
+int digit_value(char c) {
+  if (is_digit(c))
+    return c - '0';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A' + 10;
+  return -1;
 }
 
 bool is_keyword(std::string_view name) {

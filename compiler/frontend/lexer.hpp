@@ -2,7 +2,8 @@
 // NEWLINE tokens that Python's tokenizer derives from indentation and line
 // ends, and f-strings split as Python 3.12 splits them (PEP 701): a start
 // token, literal parts, and the tokens of each replacement field between
-// '{' and '}'. The parser (parser.hpp) is its only client.
+// '{' and '}'. The text is read as UTF-8, whatever a `# coding:` line says.
+// The parser (parser.hpp) is its only client.
 #pragma once
 
 #include <cstdint>
@@ -15,22 +16,22 @@
 namespace kiln::frontend {
 
 enum class TokenKind : uint8_t {
-  Name,      // identifiers and keywords alike (the parser tells them apart); text
-  Int,       // int_value; text is the spelling ("0xFF", "1_000"); big_int when the
-             // value needs more than 64 bits (int_value is then UINT64_MAX)
-  Float,     // float_value; text is the spelling
-  Imaginary, // float_value is the imaginary part of `2.5j`; text is the spelling
-  String,    // text is the value: quotes removed, escapes resolved
-  Bytes,     // text is the value of a b'...' literal
+  Name,          // identifiers and keywords alike (the parser tells them apart); text
+  Int,           // int_value; text is the spelling ("0xFF", "1_000"); big_int when the
+                 // value needs more than 64 bits (int_value is then UINT64_MAX)
+  Float,         // float_value; text is the spelling
+  Imaginary,     // float_value is the imaginary part of `2.5j`; text is the spelling
+  String,        // text is the value: quotes removed, escapes resolved
+  Bytes,         // text is the value of a b'...' literal
   FStringStart,  // text is the prefix and opening quotes as written (`rf"""`)
   FStringMiddle, // text is a literal part's value (escapes and `{{` resolved)
   FStringEnd,    // text is the closing quotes
-  Op,        // operators and delimiters ("+", "//=", "(", "->", "...", and "!" before an
-             // f-string conversion); text
-  Newline,   // the end of a logical line
-  Indent,    // a line indented deeper than the one before
-  Dedent,    // one per indentation level a line closes
-  EndOfFile, // always the last token
+  Op,            // operators and delimiters ("+", "//=", "(", "->", "...", and "!" before an
+                 // f-string conversion); text
+  Newline,       // the end of a logical line
+  Indent,        // a line indented deeper than the one before
+  Dedent,        // one per indentation level a line closes
+  EndOfFile,     // always the last token
 };
 
 struct Token {

@@ -12,6 +12,9 @@
 
 namespace kiln::frontend {
 
+/// The value of `c` as a digit in bases up to 36, or -1.
+int digit_value(char c);
+
 class Lexer {
 public:
   explicit Lexer(const SourceFile &source);
@@ -56,6 +59,11 @@ private:
     return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
   }
   Loc here() const { return {line_, static_cast<uint32_t>(pos_ - line_start_ + 1)}; }
+  /// Whether a line ends at pos_: at a "\n", or at a '\r' alone, which
+  /// Python reads as a newline too (old Mac files).
+  bool at_line_end() const { return peek() == '\n' || (peek() == '\r' && peek(1) != '\n'); }
+  /// Whether pos_ is at the '\r' of a "\r\n", which the "\n" ends.
+  bool at_crlf() const { return peek() == '\r' && peek(1) == '\n'; }
   /// Call with pos_ just past a '\n'.
   void start_next_line() {
     ++line_;

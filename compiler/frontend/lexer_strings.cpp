@@ -11,20 +11,6 @@
 
 namespace kiln::frontend {
 
-namespace {
-
-int hex_digit_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-} // namespace
-
 void Lexer::read_string(size_t begin, Loc loc, std::string_view prefix) {
   const auto has = [&](char letter) {
     return std::any_of(prefix.begin(), prefix.end(),
@@ -53,7 +39,7 @@ void Lexer::read_string(size_t begin, Loc loc, std::string_view prefix) {
       pos_ += triple ? 3 : 1;
       break;
     }
-    if (c == '\n') {
+    if (at_line_end()) {
       if (!triple)
         fail(loc, unterminated);
       value += '\n';
@@ -80,8 +66,8 @@ void Lexer::read_fstring_text() {
   const bool spec = frame.mode == FStringFrame::Mode::Spec;
   const size_t begin = pos_;
   const Loc loc = here();
-  const char *unterminated =
-      frame.triple ? "unterminated triple-quoted f-string literal" : "unterminated f-string literal";
+  const char *unterminated = frame.triple ? "unterminated triple-quoted f-string literal"
+                                          : "unterminated f-string literal";
   std::string value;
   const auto flush = [&] {
     if (value.empty())
@@ -136,7 +122,7 @@ void Lexer::read_fstring_text() {
       fstrings_.pop_back(); // and the field it belongs to
       return;
     }
-    if (c == '\n') {
+    if (at_line_end()) {
       if (!frame.triple)
         fail(spec ? here() : frame.loc,
              spec ? "f-string: newlines are not allowed in the format spec of a single-quoted "
@@ -176,9 +162,10 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
     ++pos_;
   if (at_end())
     fail(string_loc, unterminated);
+  const bool newline = at_line_end();
   const char e = peek();
   ++pos_;
-  if (e == '\n') { // a backslash-newline continues the string on the next line
+  if (newline) { // a backslash-newline continues the string on the next line
     start_next_line();
     if (raw)
       value += "\\\n";
@@ -230,8 +217,7 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
   case 'U':
     if (bytes)
       break; // not an escape in bytes
-    append_code_point(value, read_hex_digits(e == 'u' ? 4 : 8, loc, e == 'u' ? "\\u" : "\\U"),
-                      loc);
+    append_code_point(value, read_hex_digits(e == 'u' ? 4 : 8, loc, e == 'u' ? "\\u" : "\\U"), loc);
     return;
   case 'N':
     if (bytes)
@@ -242,7 +228,7 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
       fail(loc, "malformed \\N character escape: expected '{' after \\N");
     value += "\\N";
     while (peek() != '}') {
-      if (at_end() || peek() == '\n' || peek() == '\'' || peek() == '"')
+      if (at_end() || peek() == '\n' || peek() == '\r' || peek() == '\'' || peek() == '"')
         fail(loc, "malformed \\N character escape: expected '}' after the character name");
       value += text_[pos_++];
     }
@@ -280,8 +266,8 @@ void Lexer::read_escape(std::string &value, bool raw, bool bytes, Loc string_loc
 uint32_t Lexer::read_hex_digits(int count, Loc loc, const char *escape) {
   uint32_t cp = 0;
   for (int i = 0; i < count; ++i) {
-    const int d = hex_digit_value(peek());
-    if (d < 0)
+    const int d = digit_value(peek());
+    if (d < 0 || d >= 16)
       fail(loc, std::string("truncated ") + escape + " escape: it needs " + std::to_string(count) +
                     " hex digits");
     cp = cp * 16 + static_cast<uint32_t>(d);

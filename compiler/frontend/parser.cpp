@@ -240,8 +240,8 @@ bool Parser::is_match_statement() const {
 /// `type` is a soft keyword: `type X = ...` and `type X[T] = ...` are type
 /// aliases, while `type = 1` and `type(x)` use the name.
 bool Parser::is_type_alias() const {
-  return peek().is_name("type") && peek(1).kind == TokenKind::Name &&
-         !is_keyword(peek(1).text) && (peek(2).is_op("=") || peek(2).is_op("["));
+  return peek().is_name("type") && peek(1).kind == TokenKind::Name && !is_keyword(peek(1).text) &&
+         (peek(2).is_op("=") || peek(2).is_op("["));
 }
 
 /// Simple statements separated by ';', up to the end of the line.

@@ -32,8 +32,12 @@ void Parser::end_definition(Stmt &def) const {
   // Through the end of the line of the body's last token, so that the
   // definition's text ends with a newline and a trailing comment stays in.
   const std::string &text = source_->text();
-  const size_t newline = text.find('\n', last_end_);
-  def.source_end = static_cast<uint32_t>(newline == std::string::npos ? text.size() : newline + 1);
+  size_t end = text.find_first_of("\r\n", last_end_);
+  if (end == std::string::npos)
+    end = text.size();
+  else
+    end += text.compare(end, 2, "\r\n") == 0 ? 2 : 1;
+  def.source_end = static_cast<uint32_t>(end);
 }
 
 StmtPtr Parser::parse_function_def(std::vector<ExprPtr> decorators, const Token *async) {
@@ -80,11 +84,11 @@ StmtPtr Parser::parse_class_def(std::vector<ExprPtr> decorators) {
 
 void Parser::parse_params(std::vector<Param> &params, std::string_view close, bool annotations,
                           const std::string &owner) {
-  bool slash = false;         // `/` seen
-  bool star = false;          // `*` or `*args` seen: what follows is keyword-only
+  bool slash = false;               // `/` seen
+  bool star = false;                // `*` or `*args` seen: what follows is keyword-only
   const Token *bare_star = nullptr; // a `*` still waiting for a keyword-only parameter
-  bool var_keyword = false;   // `**kwargs` seen: nothing may follow
-  bool defaults = false;      // a positional parameter with a default seen
+  bool var_keyword = false;         // `**kwargs` seen: nothing may follow
+  bool defaults = false;            // a positional parameter with a default seen
   while (!at_op(close)) {
     const Token &token = peek();
     if (var_keyword)
@@ -142,8 +146,8 @@ void Parser::parse_params(std::vector<Param> &params, std::string_view close, bo
         param.default_value = parse_test();
         defaults |= param.kind != ParamKind::KeywordOnly;
       } else if (defaults && !star && !variadic) {
-        fail(param.loc, "parameter '" + param.name +
-                            "' without a default follows a parameter with a default");
+        fail(param.loc,
+             "parameter '" + param.name + "' without a default follows a parameter with a default");
       }
       star |= param.kind == ParamKind::VarPositional;
       var_keyword = param.kind == ParamKind::VarKeyword;

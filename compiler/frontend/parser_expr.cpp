@@ -161,8 +161,7 @@ ExprPtr Parser::parse_and() {
 }
 
 /// `a op b op c` as one BoolOp with three children, as in Python's ast.
-ExprPtr Parser::parse_bool_op(std::string_view keyword, Op op,
-                              ExprPtr (Parser::*parse_operand)()) {
+ExprPtr Parser::parse_bool_op(std::string_view keyword, Op op, ExprPtr (Parser::*parse_operand)()) {
   ExprPtr first = (this->*parse_operand)();
   if (!at_keyword(keyword))
     return first;
@@ -461,8 +460,8 @@ ExprPtr Parser::parse_number() {
       e->id = token.text;
     return e;
   }
-  auto e = make_expr(token.kind == TokenKind::Float ? ExprKind::Float : ExprKind::Complex,
-                     token.loc);
+  auto e =
+      make_expr(token.kind == TokenKind::Float ? ExprKind::Float : ExprKind::Complex, token.loc);
   e->float_value = token.float_value;
   return e;
 }

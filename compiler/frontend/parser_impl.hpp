@@ -13,6 +13,14 @@
 // BoolOp and Compare (the first one of a chain); `if` for IfExp; the
 // attribute name for Attribute; the function's loc for Call (so
 // `tl.load(...)` points at `load`); `[` for Subscript.
+//
+// What it accepts is what CPython's parser (ast.parse) accepts, checked on
+// the standard library by tests/stdlib_parse_test.cpp, with these
+// deliberate differences: a few errors CPython reports only when compiling
+// are reported here (a duplicate parameter, a repeated keyword argument, a
+// starred expression outside a tuple, list, set or call); expressions
+// nested more than 100 levels (or chains of more than 1000 operators) are
+// refused to bound the stack.
 #pragma once
 
 #include <span>

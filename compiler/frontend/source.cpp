@@ -11,12 +11,13 @@ SourceFile::SourceFile(std::string path, std::string text)
   if (text_.size() >= std::numeric_limits<uint32_t>::max())
     throw CompileError(path_, 1, 1, "the file is too large (4 GiB or more) to be a kernel file",
                        "");
-  // A line starts at offset 0 and after every newline, except that a final
-  // newline ends the last line rather than starting an empty one.
+  // A line starts at offset 0 and after every newline ("\n", "\r\n", or a
+  // '\r' alone as Python reads old Mac files), except that a final newline
+  // ends the last line rather than starting an empty one.
   if (!text_.empty())
     line_starts_.push_back(0);
   for (size_t i = 0; i + 1 < text_.size(); ++i)
-    if (text_[i] == '\n')
+    if (text_[i] == '\n' || (text_[i] == '\r' && text_[i + 1] != '\n'))
       line_starts_.push_back(static_cast<uint32_t>(i + 1));
 }
 
@@ -24,13 +25,11 @@ std::string_view SourceFile::line(uint32_t n) const {
   if (n == 0 || n > line_starts_.size())
     return {};
   const size_t begin = line_starts_[n - 1];
-  size_t end = text_.find('\n', begin);
+  // The '\r' of a "\r\n" is not part of the line and would garble the
+  // caret display.
+  size_t end = text_.find_first_of("\r\n", begin);
   if (end == std::string::npos)
     end = text_.size();
-  // Files written on Windows end lines with "\r\n"; the '\r' is not part of
-  // the line and would garble the caret display.
-  if (end > begin && text_[end - 1] == '\r')
-    --end;
   return std::string_view(text_).substr(begin, end - begin);
 }
 
