@@ -43,6 +43,16 @@ std::string tl_dtype_spelling(DType t) {
     return "tl.float32";
   case DType::f64:
     return "tl.float64";
+  case DType::f8e4nv:
+    return "tl.float8e4nv";
+  case DType::f8e5:
+    return "tl.float8e5";
+  case DType::f8e4b15:
+    return "tl.float8e4b15";
+  case DType::f8e4b8:
+    return "tl.float8e4b8";
+  case DType::f8e5b16:
+    return "tl.float8e5b16";
   }
   return "a dtype";
 }
