@@ -659,7 +659,7 @@ TEST_CASE("compile errors: a return inside a runtime loop is refused; an early e
                                              "            return\n",
                                              ptr_and_n());
   CHECK(e.line() == 8);
-  CHECK(contains(e.message(), "only an early exit (`if cond: return` among the function's top-level statements)"));
+  CHECK(contains(e.message(), "only an early exit (`if cond: return ...` among the function's top-level statements)"));
 }
 
 TEST_CASE("compile errors: tl.reduce's combine_fn must return one value per input") {
@@ -683,4 +683,17 @@ TEST_CASE("compile errors: tl.gather's index must match the source off the axis"
                                              "    y = tl.gather(x, i, 0)\n",
                                              ptr_and_n());
   CHECK(contains(e.message(), "must match the source <4x8xf32> in every dimension but the axis"));
+}
+
+TEST_CASE("compile errors: a helper returning a value on one path only says so") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def f(v):\n"
+                                             "    if v > 0:\n"
+                                             "        return v\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    tl.store(x_ptr, f(n))\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(contains(e.message(), "'f' returns a value on one path of the runtime if on line 6 and nothing on the other"));
 }
