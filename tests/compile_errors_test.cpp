@@ -126,17 +126,17 @@ TEST_CASE("compile errors: 'break' is refused when compiling and suggests a whil
   check_display(e, "        break");
 }
 
-TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.cat) says so at the call") {
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.dot_scaled) says so at the call") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    a = tl.arange(0, 16)\n"
-                                             "    b = tl.cat(a, a)\n",
+                                             "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')\n",
                                              ptr_and_n());
   CHECK(e.line() == 7);
-  CHECK(e.col() == 12); // `cat`, the call's name
+  CHECK(e.col() == 12); // `dot_scaled`, the call's name
   CHECK(e.message() ==
-        "tl.cat is not supported by kiln yet; express it with the tl.* builtins kiln supports");
-  check_display(e, "    b = tl.cat(a, a)");
+        "tl.dot_scaled is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')");
 }
 
 TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {
