@@ -161,31 +161,36 @@ TEST_CASE("compile errors: every Python construct a kernel cannot mean is named 
   }
 }
 
-TEST_CASE(
-    "compile errors: a jit function's keyword-only or variadic parameter is refused at load") {
-  const kiln::CompileError e = load_error("@triton.jit\n"
-                                          "def k(x_ptr, *, n):\n"
-                                          "    pass\n");
-  CHECK(e.line() == 5);
-  CHECK(e.col() == 17);
-  CHECK(e.message() == "keyword-only parameters ('n') are not supported in @triton.jit functions");
-  CHECK(load_error("@triton.jit\ndef k(x_ptr, *args):\n    pass\n").message() ==
-        "variadic parameters ('args') are not supported in @triton.jit functions");
+TEST_CASE("compile errors: a jit function's keyword-only or variadic parameter is refused when it is used") {
+  // The file loads (other kernels of it stay usable); the kernel does not.
+  const kiln::Module m = kiln::Module::from_string(std::string(kHeader) + "@triton.jit\n"
+                                                                         "def k(x_ptr, *, n):\n"
+                                                                         "    pass\n",
+                                                   "k.py");
+  try {
+    m.kernel("k");
+    FAIL("using k did not throw");
+  } catch (const kiln::CompileError &e) {
+    CHECK(e.line() == 5);
+    CHECK(e.col() == 17);
+    CHECK(e.message() == "keyword-only parameters ('n') are not supported in @triton.jit functions");
+  }
+  const kiln::Module v = kiln::Module::from_string(std::string(kHeader) + "@triton.jit\ndef k(x_ptr, *args):\n    pass\n",
+                                                   "k.py");
+  CHECK_THROWS_WITH_AS(v.kernel("k"), doctest::Contains("variadic parameters ('args') are not supported"),
+                       kiln::CompileError);
 }
 
-TEST_CASE("compile errors: a module-level class is refused at load") {
-  // Until module_info follows Triton's module model (issue 9), host code at
-  // module level is refused by it, no longer by the parser.
-  const kiln::CompileError e = load_error("class Config:\n"
-                                          "    BLOCK = 128\n"
-                                          "\n"
-                                          "@triton.jit\n"
-                                          "def k(x_ptr, n):\n"
-                                          "    pass\n");
-  CHECK(e.line() == 4);
-  CHECK(e.col() == 1);
-  CHECK(contains(e.message(), "only imports, constants and @triton.jit functions"));
-  check_display(e, "class Config:");
+TEST_CASE("compile errors: a module-level class is host code, an error only for a kernel that reads it") {
+  const std::string body = "class Config:\n"
+                           "    BLOCK = 128\n"
+                           "\n"
+                           "@triton.jit\n"
+                           "def k(x_ptr, n):\n"
+                           "    y = Config.BLOCK\n";
+  const kiln::CompileError e = compile_error(body, ptr_and_n());
+  CHECK(e.line() == 9);
+  CHECK(contains(e.message(), "'k' reads 'Config', which k.py:4 binds to a class"));
 }
 
 TEST_CASE("compile errors: 'break' is refused when compiling and suggests a while loop") {
@@ -201,17 +206,17 @@ TEST_CASE("compile errors: 'break' is refused when compiling and suggests a whil
   check_display(e, "        break");
 }
 
-TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.cat) says so at the call") {
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.dot_scaled) says so at the call") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    a = tl.arange(0, 16)\n"
-                                             "    b = tl.cat(a, a)\n",
+                                             "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')\n",
                                              ptr_and_n());
   CHECK(e.line() == 7);
-  CHECK(e.col() == 12); // `cat`, the call's name
+  CHECK(e.col() == 12); // `dot_scaled`, the call's name
   CHECK(e.message() ==
-        "tl.cat is not supported by kiln yet; express it with the tl.* builtins kiln supports");
-  check_display(e, "    b = tl.cat(a, a)");
+        "tl.dot_scaled is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')");
 }
 
 TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {
@@ -688,13 +693,13 @@ TEST_CASE("compile errors: a constant that overflows int64 is an error, not a wr
 
 // ---- the rest of the Triton language: what kiln still refuses ----
 
-TEST_CASE("compile errors: fp8 dtypes are refused by name") {
+TEST_CASE("compile errors: an fp8 dtype kiln does not know lists those it has") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
-                                             "    x = tl.load(x_ptr).to(tl.float8e4nv)\n",
+                                             "    x = tl.load(x_ptr).to(tl.float8e4b15x4)\n",
                                              ptr_and_n());
   CHECK(e.line() == 6);
-  CHECK(contains(e.message(), "tl.float8e4nv: fp8 dtypes are not supported by kiln yet"));
+  CHECK(contains(e.message(), "tl.float8e4b15x4 is not an fp8 dtype kiln knows"));
 }
 
 TEST_CASE("compile errors: builtins kiln lacks (inline_asm_elementwise, a libdevice function)") {
@@ -727,7 +732,7 @@ TEST_CASE("compile errors: a return inside a runtime loop is refused; an early e
                                              "            return\n",
                                              ptr_and_n());
   CHECK(e.line() == 8);
-  CHECK(contains(e.message(), "only an early exit (`if cond: return` among the function's top-level statements)"));
+  CHECK(contains(e.message(), "only an early exit (`if cond: return ...` among the function's top-level statements)"));
 }
 
 TEST_CASE("compile errors: tl.reduce's combine_fn must return one value per input") {
@@ -751,4 +756,17 @@ TEST_CASE("compile errors: tl.gather's index must match the source off the axis"
                                              "    y = tl.gather(x, i, 0)\n",
                                              ptr_and_n());
   CHECK(contains(e.message(), "must match the source <4x8xf32> in every dimension but the axis"));
+}
+
+TEST_CASE("compile errors: a helper returning a value on one path only says so") {
+  const kiln::CompileError e = compile_error("@triton.jit\n"
+                                             "def f(v):\n"
+                                             "    if v > 0:\n"
+                                             "        return v\n"
+                                             "@triton.jit\n"
+                                             "def k(x_ptr, n):\n"
+                                             "    tl.store(x_ptr, f(n))\n",
+                                             ptr_and_n());
+  CHECK(e.line() == 6);
+  CHECK(contains(e.message(), "'f' returns a value on one path of the runtime if on line 6 and nothing on the other"));
 }

@@ -91,6 +91,35 @@ def early_exit(x_ptr, out_ptr, n_rows, N: tl.constexpr):
 
 
 @triton.jit
+def _sign_or_limit(v, limit):
+    if v > limit:
+        return limit, 1
+    elif v < -limit:
+        return -limit, 2
+    t = v * 2.0
+    if t == 0.0:
+        return 0.0, 3
+    return t, 0
+
+
+@triton.jit
+def returns(x_ptr, out_ptr, kind_ptr):
+    i = tl.program_id(0)
+    v, k = _sign_or_limit(tl.load(x_ptr + i), 5.0)
+    tl.store(out_ptr + i, v)
+    tl.store(kind_ptr + i, k)
+
+
+@triton.jit
+def guarded(x_ptr, out_ptr, n, CHECK: tl.constexpr):
+    i = tl.program_id(0)
+    if CHECK:
+        if i >= n:
+            return
+    tl.store(out_ptr + i, tl.load(x_ptr + i) + 1.0)
+
+
+@triton.jit
 def show(x_ptr, n, N: tl.constexpr):
     x = tl.load(x_ptr + tl.arange(0, N))
     tl.device_print("x:", x)
@@ -168,4 +197,22 @@ TEST_CASE("lang: tl.device_print prints a line per element on the CPU") {
   CHECK(out.find("pid (0, 0, 0) idx (  0) x: 1.500000\n") != std::string::npos);
   CHECK(out.find("pid (0, 0, 0) idx (  1) x: -2.000000\n") != std::string::npos);
   CHECK(out.find("pid (0, 0, 0) idx () n 0xff\n") != std::string::npos);
+}
+
+TEST_CASE("lang: a helper returns values from every path of runtime ifs") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  std::vector<float> x = {7.0f, -9.0f, 0.0f, 1.5f}, out(4);
+  std::vector<int32_t> kind(4);
+  m.kernel("returns")[{4}](x.data(), out.data(), kind.data());
+  CHECK(out == std::vector<float>{5.0f, -5.0f, 0.0f, 3.0f});
+  CHECK(kind == std::vector<int32_t>{1, 2, 3, 0});
+}
+
+TEST_CASE("lang: an early exit inside a constexpr if skips the rest of the kernel") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  std::vector<float> x = {1, 2, 3, 4}, out(4, 0.0f);
+  m.kernel("guarded")[{4}](x.data(), out.data(), 2, kiln::arg("CHECK", true));
+  CHECK(out == std::vector<float>{2, 3, 0, 0});
+  m.kernel("guarded")[{4}](x.data(), out.data(), 2, kiln::arg("CHECK", false));
+  CHECK(out == std::vector<float>{2, 3, 4, 5});
 }

@@ -82,6 +82,18 @@ def gather_hist(x_ptr, idx_ptr, g_ptr, h_ptr, il_ptr, N: tl.constexpr, BINS: tl.
     bins = tl.histogram(idx, BINS, mask=offs < N - 2)
     tl.store(h_ptr + tl.arange(0, BINS), bins)
     tl.store(il_ptr + tl.arange(0, 2 * N), tl.interleave(x, x * 2.0))
+
+
+@triton.jit
+def cat_topk_swizzle(x_ptr, cat_ptr, top_ptr, sw_ptr, N: tl.constexpr, K: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(cat_ptr + tl.arange(0, 2 * N), tl.cat(x, -x, can_reorder=True))
+    tl.store(top_ptr + tl.arange(0, K), tl.topk(x, K))
+    pid = tl.program_id(0)
+    i, j = tl.swizzle2d(pid // 6, pid % 6, 5, 6, 2)
+    tl.store(sw_ptr + pid * 2, i)
+    tl.store(sw_ptr + pid * 2 + 1, j)
 )";
 
 } // namespace
@@ -178,4 +190,29 @@ TEST_CASE("scan: tl.gather, tl.histogram with a mask, tl.interleave") {
     CHECK(il[2 * i + 1] == 2.0f * x[i]);
   }
   CHECK(h == want);
+}
+
+TEST_CASE("scan: tl.cat, tl.topk and tl.swizzle2d") {
+  kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
+  constexpr int N = 16, K = 4;
+  std::vector<float> x(N), cat(2 * N), top(K);
+  for (int i = 0; i < N; ++i)
+    x[i] = static_cast<float>((i * 7) % 16) - 3.5f;
+  std::vector<int32_t> sw(2 * 30);
+  m.kernel("cat_topk_swizzle")[{30}](x.data(), cat.data(), top.data(), sw.data(), kiln::arg("N", N), kiln::arg("K", K));
+  for (int i = 0; i < N; ++i) {
+    CHECK(cat[i] == x[i]);
+    CHECK(cat[N + i] == -x[i]);
+  }
+  std::vector<float> want = x;
+  std::sort(want.begin(), want.end(), std::greater<float>());
+  CHECK(top == std::vector<float>(want.begin(), want.begin() + K));
+  // Triton's swizzle2d on a 5x6 grid with groups of 2 rows.
+  for (int pid = 0; pid < 30; ++pid) {
+    const int i = pid / 6, j = pid % 6, size_i = 5, size_j = 6, size_g = 2;
+    const int ij = i * size_j + j, size_gj = size_g * size_j, off_i = ij / size_gj * size_g;
+    const int rows = std::min(size_i - off_i, size_g), in_group = ij % size_gj;
+    CHECK(sw[2 * pid] == off_i + in_group % rows);
+    CHECK(sw[2 * pid + 1] == in_group / rows);
+  }
 }

@@ -43,6 +43,16 @@ std::string tl_dtype_spelling(DType t) {
     return "tl.float32";
   case DType::f64:
     return "tl.float64";
+  case DType::f8e4nv:
+    return "tl.float8e4nv";
+  case DType::f8e5:
+    return "tl.float8e5";
+  case DType::f8e4b15:
+    return "tl.float8e4b15";
+  case DType::f8e4b8:
+    return "tl.float8e4b8";
+  case DType::f8e5b16:
+    return "tl.float8e5b16";
   }
   return "a dtype";
 }
@@ -120,37 +130,48 @@ void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
 
 namespace {
 
-/// A branch that ends in `return` or `return None`.
-bool ends_in_plain_return(const Body &b) {
-  if (b.empty() || b.back()->kind != StmtKind::Return)
-    return false;
-  const Expr *v = b.back()->value.get();
-  return !v || v->kind == ExprKind::None;
+/// Whether a body returns among its statements or those of its ifs (not
+/// inside loops, whose returns stay refused).
+bool returns_in(const Body &b) {
+  for (const StmtPtr &s : b)
+    if (s->kind == StmtKind::Return || (s->kind == StmtKind::If && (returns_in(s->body) || returns_in(s->orelse))))
+      return true;
+  return false;
 }
 
 } // namespace
 
-void IrGen::exec_body(const Body &body, size_t from) {
-  const bool top = &body == &frame_->fn->def->body;
+void IrGen::exec_body(const Body &body, size_t from, bool top) {
+  top = top || &body == &frame_->fn->def->body;
   for (size_t i = from; i < body.size(); ++i) {
     if (frame_->returned)
       return;
     const Stmt &s = *body[i];
     if (top && s.kind == StmtKind::If && frame_->runtime_depth == frame_->top_depth &&
-        (ends_in_plain_return(s.body) || ends_in_plain_return(s.orelse)) && exec_early_exit_if(s, body, i + 1))
-      return;
+        (returns_in(s.body) || returns_in(s.orelse))) {
+      frame_->rest.emplace_back(&body, i + 1);
+      const bool handled = exec_early_exit_if(s);
+      frame_->rest.pop_back();
+      if (handled)
+        continue;
+    }
     exec(s);
   }
 }
 
-bool IrGen::exec_early_exit_if(const Stmt &s, const Body &body, size_t next) {
+bool IrGen::exec_early_exit_if(const Stmt &s) {
   Val cond = eval(*s.test);
   builder().set_loc(s.loc);
-  if (cond.kind != Val::Kind::Tensor || cond.v->type.is_block())
-    return false; // a constexpr if (or an error exec_if reports): not an early exit
-  // if c: A; return / else: B, then the rest R  ==  if c: A else: B; R
-  // (and the mirror image), as an If with no results: nothing follows it.
-  const bool then_exits = ends_in_plain_return(s.body);
+  if (cond.kind != Val::Kind::Tensor) {
+    // A constexpr if: its branch is more of the function's top level.
+    exec_body(cond.kind != Val::Kind::Const || cond.c.truthy() ? s.body : s.orelse, 0, true);
+    return true;
+  }
+  if (cond.v->type.is_block())
+    return false; // exec_if reports it
+  // if c: A; return x / else: B, then the rest R; return y  ==
+  // if c: A; yield x else: B; R; yield y, whose results the function returns
+  // (and the mirror image). Nothing follows the If.
   ir::Builder &b = builder();
   ir::Function &fn = b.function();
   ir::Block *outer = b.block();
@@ -160,30 +181,70 @@ bool IrGen::exec_early_exit_if(const Stmt &s, const Body &body, size_t next) {
   const Scope before = frame_->scope;
   const int saved_top = frame_->top_depth;
   ++frame_->runtime_depth;
+  std::optional<Val> results[2];
+  std::vector<ir::Value *> yields[2];
+  std::vector<bool> literal[2];
   for (int r = 0; r < 2; ++r) {
     const Body &branch = r == 0 ? s.body : s.orelse;
-    const bool exits = r == 0 ? then_exits : (!then_exits && ends_in_plain_return(s.orelse));
     frame_->scope = before;
     frame_->returned = false;
+    frame_->result.reset();
+    frame_->top_depth = frame_->runtime_depth; // a return here leaves the function
     b.set_block(blocks[r]);
-    if (exits) {
-      for (size_t i = 0; i + 1 < branch.size(); ++i)
-        exec(*branch[i]);
-    } else {
-      exec_body(branch);
-      if (!frame_->returned) {
-        frame_->top_depth = frame_->runtime_depth;
-        exec_body(body, next);
-        frame_->top_depth = saved_top;
+    exec_body(branch, 0, true);
+    // The rest of the function after this if (innermost body first), each
+    // with only the bodies around it still pending.
+    const auto rest = frame_->rest;
+    for (size_t k = rest.size(); k-- > 0 && !frame_->returned;) {
+      frame_->rest.assign(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(k));
+      exec_body(*rest[k].first, rest[k].second, true);
+    }
+    frame_->rest = rest;
+    frame_->top_depth = saved_top;
+    if (frame_->returned && frame_->result && !frame_->result->is_none()) {
+      results[r] = *frame_->result;
+      for (const Val &v : results[r]->kind == Val::Kind::Tuple ? results[r]->elems : std::vector<Val>{*results[r]}) {
+        yields[r].push_back(to_tensor(v, "a returned value"));
+        literal[r].push_back(v.is_const());
       }
     }
+  }
+  const std::string where = "the runtime if on line " + std::to_string(s.loc.line);
+  if (results[0].has_value() != results[1].has_value())
+    fail(s.loc, "'" + frame_->fn->name + "' returns a value on one path of " + where +
+                    " and nothing on the other; return a value on every path");
+  if (yields[0].size() != yields[1].size())
+    fail(s.loc, "'" + frame_->fn->name + "' returns " + std::to_string(yields[0].size()) + " and " +
+                    std::to_string(yields[1].size()) + " values on the two paths of " + where);
+  for (size_t i = 0; i < yields[0].size(); ++i) {
+    ir::Value *&t = yields[0][i], *&e = yields[1][i];
+    if (t->type == e->type)
+      continue;
+    // A Python number on one path takes the other path's scalar type.
+    const int lit = literal[0][i] ? 0 : literal[1][i] ? 1 : -1;
+    if (lit < 0 || t->type.is_block() || e->type.is_block())
+      fail(s.loc, "'" + frame_->fn->name + "' returns " + t->type.str() + " on one path of " + where + " but " +
+                      e->type.str() + " on the other; return the same type on both");
+    b.set_block(blocks[lit]);
+    yields[lit][i] = sem().cast(yields[lit][i], yields[1 - lit][i]->type);
+  }
+  for (int r = 0; r < 2; ++r) {
+    b.set_block(blocks[r]);
     b.set_loc(s.loc);
-    b.create(OpKind::Yield, {}, {});
+    b.create(OpKind::Yield, yields[r], {});
   }
   --frame_->runtime_depth;
   b.set_block(outer);
   frame_->scope = before;
   frame_->returned = true;
+  frame_->result.reset();
+  if (results[0]) {
+    std::vector<Val> vals;
+    for (ir::Value *y : yields[0])
+      vals.push_back(Val::tensor(op->results.emplace_back(fn.new_value(y->type, op))));
+    frame_->result = results[0]->kind == Val::Kind::Tuple ? Val::tuple(std::move(vals)) : vals[0];
+    frame_->result_loc = s.loc;
+  }
   return true;
 }
 
@@ -658,11 +719,10 @@ void IrGen::exec_while(const Stmt &s) {
 // ---- return ----
 
 void IrGen::exec_return(const Stmt &s) {
-  // A plain return among the top-level statements that followed an early exit.
-  const bool plain = !s.value || s.value->kind == ExprKind::None;
-  if (frame_->runtime_depth > 0 && !(plain && frame_->runtime_depth == frame_->top_depth))
+  // A return among the top-level statements of a branch of an early exit.
+  if (frame_->runtime_depth > 0 && frame_->runtime_depth != frame_->top_depth)
     fail(s.loc, "this return inside runtime control flow is not supported by kiln yet: only an early exit "
-                "(`if cond: return` among the function's top-level statements) is; assign the value to a "
+                "(`if cond: return ...` among the function's top-level statements) is; assign the value to a "
                 "variable and return it at the end of the function");
   frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
   frame_->result_loc = s.loc;

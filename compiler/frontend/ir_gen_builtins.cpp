@@ -958,9 +958,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
-/// (tl.cat is two edits from tl.cos).
+/// (even when a supported builtin is only a few edits away).
 constexpr std::string_view kUnsupportedTritonBuiltins[] = {
-    "cat", "dot_scaled", "inline_asm_elementwise", "swizzle2d", "tensor", "topk"};
+    "dot_scaled", "inline_asm_elementwise", "tensor"};
 
 /// The supported builtin closest to the unknown `name` in the same
 /// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit

@@ -36,7 +36,8 @@ std::optional<DType> language_dtype(const std::string &n) {
       {"uint16", DType::u16},   {"uint32", DType::u32},   {"uint64", DType::u64},
       {"float16", DType::f16},  {"bfloat16", DType::bf16}, {"float32", DType::f32},
       {"float64", DType::f64},  {"float", DType::f32},    {"half", DType::f16},
-      {"double", DType::f64}};
+      {"double", DType::f64},   {"float8e4nv", DType::f8e4nv}, {"float8e5", DType::f8e5},
+      {"float8e4b15", DType::f8e4b15}, {"float8e4b8", DType::f8e4b8}, {"float8e5b16", DType::f8e5b16}};
   auto it = names.find(n);
   if (it == names.end())
     return std::nullopt;
@@ -322,8 +323,8 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
       if (attr.rfind("float8", 0) == 0)
-        fail(loc, "tl." + attr + ": fp8 dtypes are not supported by kiln yet; compute in tl.float16 or "
-                  "tl.bfloat16 for now");
+        fail(loc, "tl." + attr + " is not an fp8 dtype kiln knows; kiln has tl.float8e4nv, tl.float8e5, "
+                  "tl.float8e4b15, tl.float8e4b8 and tl.float8e5b16");
       return Val::builtin("tl." + attr);
     case Val::Ns::LanguageMath: return Val::builtin("tl." + attr);
     case Val::Ns::Extra:

@@ -119,11 +119,12 @@ public:
 
 private:
   // statements (ir_gen.cpp)
-  /// Runs body[from...]. At the top of a function body, a runtime `if` one
-  /// of whose branches ends in a plain `return` takes the rest of the body
-  /// into its other branch (an early exit: `if pid >= n: return`).
-  void exec_body(const Body &body, size_t from = 0);
-  bool exec_early_exit_if(const Stmt &s, const Body &body, size_t next);
+  /// Runs body[from...]. Among a function's top-level statements (`top`, or
+  /// the function's own body), a runtime `if` one of whose branches ends in
+  /// `return` (an early exit: `if pid >= n: return`) takes the rest of the
+  /// function into its other branch.
+  void exec_body(const Body &body, size_t from = 0, bool top = false);
+  bool exec_early_exit_if(const Stmt &s);
   void exec(const Stmt &s);
   void assign(const Expr &target, Val value);
   void exec_if(const Stmt &s);
@@ -188,6 +189,9 @@ private:
     /// The runtime_depth of the function's top-level statements: deeper
     /// inside the branch that took the rest of the body after an early exit.
     int top_depth = 0;
+    /// What follows the early exits being generated: (body, next statement),
+    /// outermost first.
+    std::vector<std::pair<const Body *, size_t>> rest;
     /// Names assigned only inside a runtime if branch or loop body, which do
     /// not exist after it (as in Triton): where, for "name is not defined".
     std::map<std::string, std::string> scoped_out;

@@ -22,7 +22,10 @@ std::string triton_name(const Type &t) {
   case DType::bf16: return "bf16";
   case DType::f32: return "fp32";
   case DType::f64: return "fp64";
-  default: break;
+  default:
+    if (is_fp8(t.elem))
+      return std::string(dtype_name(t.elem));
+    break;
   }
   return (is_unsigned_int(t.elem) ? "uint" : "int") + std::to_string(ir::bit_width(t));
 }
@@ -64,7 +67,11 @@ Val is_ptr(IrGen &g, CallArgs &a) {
 Val is_block(IrGen &g, CallArgs &a) { return yes(receiver(g, a).is_block()); }
 Val is_false(IrGen &g, CallArgs &a) {
   receiver(g, a);
-  return yes(false); // fp8 kinds, void, const pointers: none in kiln yet
+  return yes(false); // void, const pointers: none in kiln
+}
+Val is_any_fp8(IrGen &g, CallArgs &a) {
+  const Type t = receiver(g, a);
+  return yes(!t.is_block() && !t.pointer && is_fp8(t.elem));
 }
 
 /// isinstance(x, cls) for the classes kernels test: tl.tensor,
@@ -169,8 +176,7 @@ Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
   if (attr == "fp_mantissa_width") {
     if (!elem.is_float())
       fail(loc, "fp_mantissa_width is only defined for floating-point dtypes, not " + elem.str());
-    const int bits = elem.elem == DType::f16 ? 10 : elem.elem == DType::bf16 ? 7 : elem.elem == DType::f32 ? 23 : 52;
-    return Val::constant(ConstValue::of_int(bits));
+    return Val::constant(ConstValue::of_int(fp_mantissa_bits(elem.elem)));
   }
   if (attr == "name")
     return Val::constant(ConstValue::of_str(triton_name(elem)));
@@ -213,12 +219,12 @@ const HandlerTable &lang_handlers() {
       {"dtype.is_int_unsigned", is_int_unsigned},
       {"dtype.is_ptr", is_ptr},
       {"dtype.is_block", is_block},
-      {"dtype.is_fp8", is_false},
-      {"dtype.is_fp8e4nv", is_false},
-      {"dtype.is_fp8e4b8", is_false},
-      {"dtype.is_fp8e4b15", is_false},
-      {"dtype.is_fp8e5", is_false},
-      {"dtype.is_fp8e5b16", is_false},
+      {"dtype.is_fp8", is_any_fp8},
+      {"dtype.is_fp8e4nv", is_exactly<DType::f8e4nv>},
+      {"dtype.is_fp8e4b8", is_exactly<DType::f8e4b8>},
+      {"dtype.is_fp8e4b15", is_exactly<DType::f8e4b15>},
+      {"dtype.is_fp8e5", is_exactly<DType::f8e5>},
+      {"dtype.is_fp8e5b16", is_exactly<DType::f8e5b16>},
       {"dtype.is_void", is_false},
       {"dtype.is_const", is_false},
       {"py.isinstance", py_isinstance},

@@ -2,7 +2,8 @@
 // Gather (element i reads the source at a computed index along the axis):
 // tl.gather, tl.flip, tl.sort (a bitonic network), tl.reduce with a jit
 // combine_fn (a tree of halves), tl.associative_scan (Hillis-Steele doubling
-// steps), and tl.histogram and tl.interleave from existing ops. A backend
+// steps), and tl.histogram, tl.interleave, tl.cat and tl.swizzle2d from
+// existing ops. A backend
 // that lowers Gather (and the elementwise ops) gets all of them.
 #include <string>
 #include <utility>
@@ -225,6 +226,24 @@ Val tl_sort(IrGen &g, CallArgs &a) {
   return Val::tensor(x);
 }
 
+// tl.topk(x, k, dim=None): the k largest along dim (the last when None),
+// largest first: the descending sort's first k.
+Val tl_topk(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "x", "tl.topk");
+  const int64_t k = const_int_arg(g, a, 1, "k", "tl.topk");
+  const Val *d = optional_arg(a, 2, "dim");
+  CallArgs sort;
+  sort.pos = {Val::tensor(x), d ? *d : Val::constant(ConstValue::none()), Val::constant(ConstValue::of_bool(true))};
+  const int axis = dim_arg(g, sort, x, "tl.topk");
+  if (k <= 0 || k > x->type.shape[axis] || (k & (k - 1)) != 0)
+    g.fail("tl.topk's k must be a power of two no larger than the dim (" + std::to_string(x->type.shape[axis]) +
+           "), got " + std::to_string(k));
+  ir::Value *sorted = tl_sort(g, sort).v;
+  Type first = x->type;
+  first.shape[axis] = k;
+  return Val::tensor(gather_along(g, sorted, axis_index(g, first, axis), axis));
+}
+
 Val tl_gather(IrGen &g, CallArgs &a) {
   ir::Value *src = tensor_arg(g, a, 0, "src", "tl.gather");
   ir::Value *index = tensor_arg(g, a, 1, "index", "tl.gather");
@@ -263,6 +282,42 @@ Val tl_histogram(IrGen &g, CallArgs &a) {
                                          Val::constant(ConstValue::of_int(0))});
 }
 
+// tl.cat(input, other, can_reorder=False): the two blocks one after the
+// other along dim 0 (Triton may reorder them; kiln keeps the order), built
+// as join, moving the pair dim first and merging it into dim 0.
+Val tl_cat(IrGen &g, CallArgs &a) {
+  ir::Value *x = tensor_arg(g, a, 0, "input", "tl.cat"), *y = tensor_arg(g, a, 1, "other", "tl.cat");
+  if (!x->type.is_block() || !x->type.same_shape(y->type))
+    g.fail("tl.cat needs two blocks of one shape, got " + x->type.str() + " and " + y->type.str());
+  if (x->type.rank >= Type::kMaxRank)
+    g.fail("tl.cat of " + std::to_string(Type::kMaxRank) + "-D blocks is not supported by kiln yet");
+  ir::Value *j = call_builtin_with(g, "tl.join", {Val::tensor(x), Val::tensor(y)}).v;
+  std::vector<int64_t> perm{j->type.rank - 1};
+  for (int d = 0; d + 1 < j->type.rank; ++d)
+    perm.push_back(d);
+  ir::Value *t = g.sem().trans(j, perm);
+  std::vector<int64_t> dims(x->type.shape.begin(), x->type.shape.begin() + x->type.rank);
+  dims[0] *= 2;
+  return Val::tensor(g.sem().reshape(t, dims));
+}
+
+// tl.swizzle2d(i, j, size_i, size_j, size_g): (i, j) of a row-major grid
+// renumbered so that groups of size_g rows are walked column by column (the
+// L2-friendly program order of the matmul tutorial).
+Val tl_swizzle2d(IrGen &g, CallArgs &a) {
+  const char *fn = "tl.swizzle2d";
+  Operand i = operand_arg(g, a, 0, "i", fn), j = operand_arg(g, a, 1, "j", fn), si = operand_arg(g, a, 2, "size_i", fn),
+          sj = operand_arg(g, a, 3, "size_j", fn), sg = operand_arg(g, a, 4, "size_g", fn);
+  Semantic &s = g.sem();
+  Operand ij{s.binary(Op::Add, {s.binary(Op::Mul, i, sj)}, j)};
+  Operand size_gj{s.binary(Op::Mul, sg, sj)};
+  Operand off_i{s.binary(Op::Mul, {s.binary(Op::FloorDiv, ij, size_gj)}, sg)};
+  Operand rows{s.minmax(ir::BinaryOp::Min, {s.binary(Op::Sub, si, off_i)}, sg)}; // the last group may be short
+  Operand in_group{s.binary(Op::Mod, ij, size_gj)};
+  return Val::tuple({Val::tensor(s.binary(Op::Add, off_i, {s.binary(Op::Mod, in_group, rows)})),
+                     Val::tensor(s.binary(Op::FloorDiv, in_group, rows))});
+}
+
 // tl.interleave(a, b): a and b alternating along the last dim.
 Val tl_interleave(IrGen &g, CallArgs &a) {
   Val joined = call_builtin_with(g, "tl.join", {required(g, a, 0, "a", "tl.interleave"), required(g, a, 1, "b", "tl.interleave")});
@@ -278,7 +333,8 @@ const HandlerTable &scan_handlers() {
       {"tl.reduce", tl_reduce},       {"tl.associative_scan", tl_associative_scan},
       {"tl.flip", tl_flip},           {"tl.sort", tl_sort},
       {"tl.gather", tl_gather},       {"tl.histogram", tl_histogram},
-      {"tl.interleave", tl_interleave},
+      {"tl.interleave", tl_interleave}, {"tl.cat", tl_cat},
+      {"tl.swizzle2d", tl_swizzle2d}, {"tl.topk", tl_topk},
   };
   return table;
 }

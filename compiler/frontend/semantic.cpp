@@ -23,14 +23,21 @@ int kind_rank(const Type &t) {
   return 3;
 }
 
-int mantissa_bits(DType t) {
+} // namespace
+
+int fp_mantissa_bits(DType t) {
   switch (t) {
   case DType::f16: return 10;
   case DType::bf16: return 7;
   case DType::f32: return 23;
-  default: return 52;
+  case DType::f64: return 52;
+  case DType::f8e5:
+  case DType::f8e5b16: return 2;
+  default: return 3; // the e4 fp8 kinds
   }
 }
+
+namespace {
 
 std::string describe(const Type &t) { return t.str(); }
 
@@ -146,7 +153,15 @@ Type Semantic::computation_type(const Operand &a, const Operand &b, bool div_or_
       return Type::scalar(DType::f32);
     if (either(DType::f16))
       return Type::scalar(div_or_mod || either(DType::bf16) ? DType::f32 : DType::f16);
-    return Type::scalar(div_or_mod ? DType::f32 : DType::bf16);
+    // bf16 and fp8: one type stays itself (fp8 math runs in float registers,
+    // rounded back); bf16 with fp8 is bf16; two fp8 kinds meet in fp32.
+    if (div_or_mod)
+      return Type::scalar(DType::f32);
+    if (ta.elem == tb.elem || !tb.is_float())
+      return ta;
+    if (!ta.is_float())
+      return tb;
+    return Type::scalar(either(DType::bf16) ? DType::bf16 : DType::f32);
   }
   if (div_or_mod && is_unsigned_int(ta.elem) != is_unsigned_int(tb.elem) && !ta.is_bool() &&
       !tb.is_bool())
@@ -185,7 +200,7 @@ Value *Semantic::binary(Op op, Operand a, Operand b) {
     if (!t.is_float())
       t = Type::scalar(DType::f32);
     else if (x->type.is_float() && y->type.is_float())
-      t = Type::scalar(mantissa_bits(x->type.elem) > mantissa_bits(y->type.elem) ? x->type.elem
+      t = Type::scalar(fp_mantissa_bits(x->type.elem) > fp_mantissa_bits(y->type.elem) ? x->type.elem
                                                                                  : y->type.elem);
     bop = BinaryOp::Div;
     break;

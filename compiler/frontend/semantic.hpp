@@ -67,6 +67,9 @@ private:
   const SourceFile *src_;
 };
 
+/// Explicit mantissa bits of a float dtype (Triton's fp_mantissa_width).
+int fp_mantissa_bits(DType t);
+
 /// The integer type C's usual arithmetic conversions give (Triton's integer_promote_impl).
 ir::Type integer_promote(const ir::Type &a, const ir::Type &b);
 

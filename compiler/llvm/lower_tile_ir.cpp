@@ -15,6 +15,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "compiler/llvm/lower_fp8.hpp"
 #include "compiler/llvm/lower_math.hpp"
 #include "compiler/llvm/lower_print.hpp"
 #include "kiln/error.hpp"
@@ -32,7 +33,7 @@ using Idx = std::array<llvm::Value *, Type::kMaxRank>;
 // f16 and bf16 live in registers as float (rounded to their precision) and
 // are converted only at memory; LLVM on x86 has no native bf16 arithmetic
 // and would otherwise call libgcc helpers the JIT cannot count on.
-bool is_half(DType t) { return t == DType::f16 || t == DType::bf16; }
+bool is_half(DType t) { return t == DType::f16 || t == DType::bf16 || is_fp8(t); }
 
 /// A lowered IR value: a scalar SSA value, or a block that is either a
 /// row-major buffer (`buf`) or recomputed per element (`lazy`).
@@ -86,7 +87,12 @@ private:
     case DType::u64: return b_.getInt64Ty();
     case DType::f16:
     case DType::bf16:
-    case DType::f32: return b_.getFloatTy();
+    case DType::f32:
+    case DType::f8e4nv:
+    case DType::f8e5:
+    case DType::f8e4b15:
+    case DType::f8e4b8:
+    case DType::f8e5b16: return b_.getFloatTy();
     case DType::f64: return b_.getDoubleTy();
     }
     return nullptr;
@@ -98,7 +104,7 @@ private:
     case DType::i1: return b_.getInt8Ty();
     case DType::f16: return b_.getHalfTy();
     case DType::bf16: return b_.getInt16Ty();
-    default: return reg_type(Type::scalar(t));
+    default: return is_fp8(t) ? b_.getInt8Ty() : reg_type(Type::scalar(t));
     }
   }
 
@@ -414,6 +420,8 @@ private:
   // ---- scalar arithmetic (shared by scalars and block elements) ----
 
   llvm::Value *round_half(llvm::Value *x, DType t) {
+    if (is_fp8(t))
+      return fp8_to_float(b_, float_to_fp8(b_, x, t), t);
     if (t == DType::f16)
       return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
     if (t == DType::bf16) {
@@ -473,9 +481,13 @@ private:
         return b_.CreateBitCast(b_.CreateFPTrunc(v, b_.getHalfTy()), b_.getInt16Ty());
       if (t == DType::bf16)
         return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+      if (is_fp8(t))
+        return float_to_fp8(b_, v, t);
       return b_.CreateBitCast(v, b_.getIntNTy(ir::bit_width(Type::scalar(t))));
     };
     llvm::Value *bits = to_bits(x, from.elem);
+    if (is_fp8(to.elem))
+      return fp8_to_float(b_, bits, to.elem);
     if (to.elem == DType::f16)
       return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
     if (to.elem == DType::bf16)
@@ -666,7 +678,7 @@ private:
     case DType::i1: return b_.CreateICmpNE(v, b_.getInt8(0));
     case DType::f16: return b_.CreateFPExt(v, b_.getFloatTy());
     case DType::bf16: return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
-    default: return v;
+    default: return is_fp8(t) ? fp8_to_float(b_, v, t) : v;
     }
   }
 
@@ -675,7 +687,7 @@ private:
     case DType::i1: return b_.CreateZExt(v, b_.getInt8Ty());
     case DType::f16: return b_.CreateFPTrunc(v, b_.getHalfTy());
     case DType::bf16: return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
-    default: return v;
+    default: return is_fp8(t) ? float_to_fp8(b_, v, t) : v;
     }
   }
 
@@ -1209,7 +1221,7 @@ private:
     case DType::i1: return b_.CreateICmpNE(v, b_.getInt8(0));
     case DType::f16: return b_.CreateFPExt(v, b_.getFloatTy());
     case DType::bf16: return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
-    default: return v;
+    default: return is_fp8(t) ? fp8_to_float(b_, v, t) : v;
     }
   }
 

@@ -27,6 +27,11 @@ constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
     {2, "bf16", "bf16", "bfloat16"},
     {4, "fp32", "f32", "float32"},
     {8, "fp64", "f64", "float64"},
+    {1, "fp8e4nv", "f8e4nv", "float8e4nv"},
+    {1, "fp8e5", "f8e5", "float8e5"},
+    {1, "fp8e4b15", "f8e4b15", "float8e4b15"},
+    {1, "fp8e4b8", "f8e4b8", "float8e4b8"},
+    {1, "fp8e5b16", "f8e5b16", "float8e5b16"},
 }};
 
 } // namespace

@@ -9,13 +9,19 @@
 namespace kiln {
 
 /// The scalar element types of the kernel language (shared/LANGUAGE.md).
-enum class DType : uint8_t { i1, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64 };
+/// The fp8 types are Triton's: f8e4nv (e4m3fn: bias 7, no inf, max 448),
+/// f8e5 (e5m2: IEEE-like, bias 15), f8e4b15 (bias 15, no inf or NaN),
+/// f8e4b8 and f8e5b16 (the "fnuz" kinds: bias 8 / 16, NaN is 0x80, no -0).
+enum class DType : uint8_t {
+  i1, i8, i16, i32, i64, u8, u16, u32, u64, f16, bf16, f32, f64,
+  f8e4nv, f8e5, f8e4b15, f8e4b8, f8e5b16
+};
 
-inline constexpr int kNumDTypes = 13;
+inline constexpr int kNumDTypes = 18;
 
 /// Bytes per element (i1 is stored as one byte).
 std::size_t dtype_size(DType t);
-/// Triton's spelling in a specialization: "i1", "i32", "u8", "fp16", "bf16", "fp32".
+/// Triton's spelling in a specialization: "i1", "i32", "u8", "fp16", "bf16", "fp32", "fp8e4nv".
 std::string_view dtype_name(DType t);
 /// The short spelling of the CLI and .npy handling: "i1", "i32", "f16", "bf16", "f32".
 std::string_view dtype_short_name(DType t);
@@ -30,6 +36,7 @@ inline bool is_float(DType t) { return t >= DType::f16; }
 inline bool is_signed_int(DType t) { return t >= DType::i8 && t <= DType::i64; }
 inline bool is_unsigned_int(DType t) { return t >= DType::u8 && t <= DType::u64; }
 inline bool is_int(DType t) { return t <= DType::u64; }
+inline bool is_fp8(DType t) { return t >= DType::f8e4nv; }
 
 /// The DType of a C++ element type, for typed raw pointers.
 template <class T> constexpr DType dtype_of();

@@ -15,7 +15,8 @@ namespace kiln::cli {
 
 namespace {
 
-constexpr std::string_view kDTypeList = "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 i1";
+constexpr std::string_view kDTypeList =
+    "f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 i1 f8e4nv f8e5 f8e4b15 f8e4b8 f8e5b16";
 
 // Appends rather than "'" + std::string(s): GCC 12 at -O3 reports a false
 // -Wrestrict for a literal prepended to a temporary string (GCC PR 105651).
@@ -159,12 +160,13 @@ std::optional<TensorSpec> parse_tensor_spec(std::string_view text) {
     if (const std::size_t colon = path.rfind(':');
         colon != std::string_view::npos && path.substr(0, colon).ends_with(".npy")) {
       const std::string_view suffix = path.substr(colon + 1);
-      if (parse_dtype(suffix) != DType::bf16)
+      const std::optional<DType> as = parse_dtype(suffix);
+      if (as != DType::bf16 && !(as && is_fp8(*as)))
         throw ArgumentError(in_quotes(text) +
-                            ": only ':bf16' may follow a .npy path (NumPy has "
-                            "no bfloat16; the file holds uint16 bit patterns); other dtypes "
+                            ": only ':bf16' or an fp8 type (':fp8e4nv', ...) may follow a .npy path (NumPy "
+                            "has neither; the file holds uint16 / uint8 bit patterns); other dtypes "
                             "come from the file itself");
-      spec.read_as = DType::bf16;
+      spec.read_as = *as;
       path = path.substr(0, colon);
     }
     if (path.empty())

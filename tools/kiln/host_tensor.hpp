@@ -93,7 +93,7 @@ struct TensorSpec {
   DType dtype = DType::f32;     ///< zeros and empty
   std::vector<int64_t> shape;   ///< zeros and empty
   std::string path;             ///< npy: the file
-  std::optional<DType> read_as; ///< npy: ":bf16", the only override NumPy needs
+  std::optional<DType> read_as; ///< npy: ":bf16" or ":fp8e4nv" &c., the overrides NumPy needs
 
   friend bool operator==(const TensorSpec &, const TensorSpec &) = default;
 };

@@ -329,6 +329,8 @@ uint32_t little_endian(const unsigned char *p, int bytes) {
 std::string npy_descr(DType t) {
   if (t == DType::bf16)
     return "<u2";
+  if (is_fp8(t))
+    return "|u1"; // NumPy has no fp8 either: the bytes
   for (const DescrEntry &e : kDescrs)
     if (e.dtype == t)
       return std::string(1, e.size == 1 ? '|' : '<') + e.kind + std::to_string(e.size);
@@ -336,8 +338,8 @@ std::string npy_descr(DType t) {
 }
 
 HostTensor read_npy(const std::string &path, std::optional<DType> read_as) {
-  if (read_as && *read_as != DType::bf16)
-    throw ArgumentError(path + ": a .npy file can only be read as bf16 (NumPy lacks it); "
+  if (read_as && *read_as != DType::bf16 && !is_fp8(*read_as))
+    throw ArgumentError(path + ": a .npy file can only be read as bf16 or an fp8 type (NumPy lacks them); "
                                "its other dtypes come from the file");
   errno = 0;
   std::ifstream in(path, std::ios::binary | std::ios::ate);
@@ -389,6 +391,9 @@ HostTensor read_npy(const std::string &path, std::optional<DType> read_as) {
   if (read_as == DType::bf16 && h.dtype != DType::u16)
     fail(path, "':bf16' reads a uint16 file of bfloat16 bit patterns, but this file holds " +
                    in_quotes(h.descr) + "; save the bits with arr.view(np.uint16)");
+  if (read_as && is_fp8(*read_as) && h.dtype != DType::u8)
+    fail(path, "':" + std::string(dtype_name(*read_as)) + "' reads a uint8 file of fp8 bit patterns, but this file holds " +
+                   in_quotes(h.descr) + "; save the bits with arr.view(np.uint8)");
 
   HostTensor t = HostTensor::empty(h.dtype, std::move(h.shape));
   in.read(static_cast<char *>(t.data()), static_cast<std::streamsize>(t.nbytes()));

@@ -9,8 +9,9 @@
 // 64 bytes ending in '\n', as numpy.save does (2.0 only when the header
 // would not fit, as NumPy too).
 //
-// NumPy has no bfloat16: a bf16 tensor is written as '<u2' bit patterns, and
-// read_npy(path, DType::bf16) reads a '<u2' file as bf16.
+// NumPy has no bfloat16 and no fp8: a bf16 tensor is written as '<u2' bit
+// patterns and an fp8 one as '|u1' bytes; read_npy(path, DType::bf16) reads
+// a '<u2' file as bf16, read_npy(path, DType::f8e4nv) a '|u1' file as fp8.
 //
 // Functions here are thread-safe (no shared state); files are not locked.
 #pragma once
@@ -27,7 +28,7 @@ namespace kiln::cli {
 /// The .npy descr of `t` ("<f4", "|b1", "<u2" for bf16).
 std::string npy_descr(DType t);
 
-/// Reads `path`. `read_as` may only be DType::bf16, and then the file must
+/// Reads `path`. `read_as` may only be DType::bf16 or an fp8 type, and then the file must
 /// hold uint16. Throws ArgumentError for content kiln does not support and
 /// RuntimeError when the file cannot be opened or read.
 HostTensor read_npy(const std::string &path, std::optional<DType> read_as = std::nullopt);
