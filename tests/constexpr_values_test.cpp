@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -105,4 +106,30 @@ TEST_CASE("constexpr values: strings and dtypes round-trip through the specializ
   kiln::LaunchResult back = k.preload(data);
   REQUIRE(back.kernel);
   CHECK(back.kernel->specialization == r.kernel->specialization);
+}
+
+TEST_CASE("constexpr values: a dtype constexpr's .value and comparisons pick code at compile time") {
+  // As FlagGems' limits helpers write it.
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def lowest(dtype):
+    if dtype.value == tl.float16:
+        return -65504.0
+    else:
+        return -3.4028234663852886e38
+
+
+@triton.jit
+def fill_lowest(out_ptr, DTYPE: tl.constexpr):
+    tl.store(out_ptr, lowest(DTYPE))
+)",
+                                             "limits.py");
+  float v = 0;
+  m.kernel("fill_lowest")[{1}](&v, kiln::arg("DTYPE", kiln::DType::f16));
+  CHECK(v == -65504.0f);
+  m.kernel("fill_lowest")[{1}](&v, kiln::arg("DTYPE", kiln::DType::f32));
+  CHECK(v == std::numeric_limits<float>::lowest());
 }

@@ -164,6 +164,8 @@ Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
   }
   if (attr == "scalar")
     return Val::dtype(elem);
+  if (attr == "value") // a dtype constexpr's value is the dtype (`dtype.value`)
+    return base;
   if (attr == "primitive_bitwidth")
     return Val::constant(ConstValue::of_int(ir::bit_width(elem)));
   if (attr == "int_bitwidth") {
