@@ -68,18 +68,39 @@ std::string ParamSpec::type_str() const {
   return is_pointer ? (is_const ? "*k" : "*") + name : name;
 }
 
+std::string ParamSpec::str() const {
+  if (is_tuple) {
+    std::string s = "(";
+    for (size_t i = 0; i < elems.size(); ++i)
+      s += (i ? ", " : "") + elems[i].str();
+    return s + (elems.size() == 1 ? ",)" : ")");
+  }
+  if (is_constexpr)
+    return type_str() + "=" + value.repr();
+  return type_str() + (divisible16 ? ":D" : "");
+}
+
 std::string specialization_str(const frontend::JitFunctionInfo &fn, const std::vector<ParamSpec> &params) {
   std::string s = "(";
-  for (size_t i = 0; i < params.size(); ++i) {
-    const ParamSpec &p = params[i];
-    s += (i ? ", " : "") + fn.params[i].name + ": " + p.type_str();
-    if (p.is_constexpr)
-      s += "=" + p.value.repr();
-    else if (p.divisible16)
-      s += ":D";
-  }
+  for (size_t i = 0; i < params.size(); ++i)
+    s += (i ? ", " : "") + fn.params[i].name + ": " + params[i].str();
   return s + ")";
 }
+
+namespace {
+
+/// The launch parameters of one specialized parameter: itself, or the
+/// runtime leaves of a tuple ("t.0", "t.1.0"), in order.
+void launch_params(const std::string &name, const ParamSpec &p, std::vector<LaunchParam> &out) {
+  if (p.is_tuple) {
+    for (size_t i = 0; i < p.elems.size(); ++i)
+      launch_params(name + "." + std::to_string(i), p.elems[i], out);
+  } else if (!p.is_constexpr) {
+    out.push_back({name, p.dtype, p.is_pointer});
+  }
+}
+
+} // namespace
 
 /// What one compile carries from stage to stage.
 struct Compilation::State {
@@ -106,8 +127,7 @@ Compilation::Compilation(CompileRequest request) : s_(std::make_unique<State>(st
   k.entry = k.name;
   k.specialization = specialization_str(*r.function, r.params);
   for (size_t i = 0; i < r.params.size(); ++i)
-    if (!r.params[i].is_constexpr)
-      k.params.push_back({r.function->params[i].name, r.params[i].dtype, r.params[i].is_pointer});
+    launch_params(r.function->params[i].name, r.params[i], k.params);
   if (!r.globals) {
     s_->own_globals = r.module->globals;
     s_->r.globals = &s_->own_globals;

@@ -17,9 +17,14 @@ struct ParamSpec {
   bool is_pointer = false;
   bool is_const = false;      ///< `*k` pointer
   bool divisible16 = false;   ///< the `D` attribute
+  bool is_tuple = false;      ///< a tuple argument: `elems` specialize its elements
+  std::vector<ParamSpec> elems;
 
   /// Triton's spelling: "*fp32", "*kfp16", "i32", "fp32", "u1", "constexpr".
   std::string type_str() const;
+  /// The whole specialization as a repr shows it: "*fp32:D", "constexpr=128",
+  /// "(i32, constexpr=1, *fp16)".
+  std::string str() const;
   friend bool operator==(const ParamSpec &, const ParamSpec &) = default;
 };
 

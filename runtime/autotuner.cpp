@@ -40,6 +40,12 @@ uint64_t arg_word(const Arg &a) {
     return h;
   }
   case Arg::Kind::Function: return reinterpret_cast<uintptr_t>(a.as_function());
+  case Arg::Kind::Tuple: {
+    uint64_t h = a.as_tuple().size();
+    for (const Arg &e : a.as_tuple())
+      h = h * 0x100000001b3ull ^ arg_word(e);
+    return h;
+  }
   case Arg::Kind::None: return 0;
   }
   return 0;

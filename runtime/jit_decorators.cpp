@@ -36,6 +36,13 @@ PyValue py_value(const Arg &a, const std::string &param) {
   case Arg::Kind::Function: return PyValue::opaque("the jit function argument '" + param + "'");
   case Arg::Kind::Str: return PyValue::of(ConstValue::of_str(a.as_str()));
   case Arg::Kind::DType: return PyValue::of(ConstValue::of_dtype(a.dtype()));
+  case Arg::Kind::Tuple: {
+    PyValue t;
+    t.kind = PyValue::Kind::Tuple;
+    for (const Arg &e : a.as_tuple())
+      t.items.push_back(py_value(e, param));
+    return t;
+  }
   }
   return PyValue::opaque("?");
 }

@@ -26,7 +26,7 @@ using frontend::ConstValue;
 
 namespace {
 
-enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5 };
+enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5, kTuple = 6 };
 
 bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
@@ -68,6 +68,7 @@ const char *arg_kind_name(Arg::Kind k) {
   case Arg::Kind::Function: return "a jit function";
   case Arg::Kind::Str: return "a string";
   case Arg::Kind::DType: return "a dtype";
+  case Arg::Kind::Tuple: return "a tuple";
   }
   return "?";
 }
@@ -88,6 +89,47 @@ PackKind pack_kind(const ParamSpec &s) {
   case DType::f64: return PackKind::F64;
   default: return PackKind::F32;
   }
+}
+
+/// The launch slots of parameter `param`: one for a runtime value, one per
+/// runtime leaf of a tuple (numbered over all its leaves, depth first).
+void add_slots(std::vector<PackSlot> &slots, uint16_t param, const ParamSpec &s) {
+  if (!s.is_tuple) {
+    if (!s.is_constexpr)
+      slots.push_back({param, pack_kind(s), PackSlot::kWhole});
+    return;
+  }
+  uint16_t leaf = 0;
+  std::function<void(const ParamSpec &)> walk = [&](const ParamSpec &e) {
+    if (e.is_tuple) {
+      for (const ParamSpec &x : e.elems)
+        walk(x);
+      return;
+    }
+    if (!e.is_constexpr)
+      slots.push_back({param, pack_kind(e), leaf});
+    ++leaf;
+  };
+  walk(s);
+}
+
+/// Leaf `n` (depth first, over every leaf) of a tuple argument.
+const Arg &tuple_leaf(const Arg &a, uint16_t n) {
+  const Arg *found = nullptr;
+  uint16_t i = 0;
+  auto walk = [&](auto &self, const Arg &x) -> void {
+    if (found)
+      return;
+    if (x.kind() != Arg::Kind::Tuple) {
+      if (i++ == n)
+        found = &x;
+      return;
+    }
+    for (const Arg &e : x.as_tuple())
+      self(self, e);
+  };
+  walk(walk, a);
+  return *found; // the slot was made from this argument's specialization
 }
 
 uint64_t options_word(const Options &o) {
@@ -238,9 +280,18 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
 
 // ---- specialization ----
 
-ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
-  const frontend::ParamInfo &p = info_.params[i];
+ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const { return spec_of(info_.params[i], a); }
+
+ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const {
   ParamSpec s;
+  if (a.kind() == Arg::Kind::Tuple) {
+    // Triton specializes a tuple's elements one by one, each as it would a
+    // parameter of the tuple's kind (constexpr or not).
+    s.is_tuple = true;
+    for (const Arg &e : a.as_tuple())
+      s.elems.push_back(spec_of(p, e));
+    return s;
+  }
   if (p.is_constexpr) {
     s.is_constexpr = true;
     switch (a.kind()) {
@@ -252,6 +303,7 @@ ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
     case Arg::Kind::Function: s.value = ConstValue::of_function(&a.as_function()->info()); break;
     case Arg::Kind::Str: s.value = ConstValue::of_str(a.as_str()); break;
     case Arg::Kind::DType: s.value = ConstValue::of_dtype(a.dtype()); break;
+    case Arg::Kind::Tuple: break; // handled above
     case Arg::Kind::Pointer:
       arg_error("parameter '" + p.name + "' is tl.constexpr; pass a value, not a tensor");
     }
@@ -308,32 +360,41 @@ ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
     s.is_constexpr = true;
     s.value = ConstValue::of_dtype(a.dtype());
     return s;
+  case Arg::Kind::Tuple: break; // handled above
   }
   return s;
 }
 
 void JitFunction::specialize(const Bound &b, SpecKey &key) const {
   const unsigned np = static_cast<unsigned>(params_.size());
-  for (unsigned i = 0; i < np; ++i) {
-    const Arg &a = *b.args[i];
-    const ParamSpec s = param_spec(i, a);
-    if (!s.is_constexpr) {
-      const Tag tag = s.is_pointer ? kPtr : kiln::is_float(s.dtype) ? kFloat : s.dtype == DType::i1 ? kBool : kInt;
-      key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 | uint64_t(s.is_const) << 17);
-      continue;
-    }
-    key.push(kConst | uint64_t(s.value.kind) << 8);
-    switch (s.value.kind) {
-    case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
-    case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
-    case ConstValue::Kind::Bool: key.push(s.value.b); break;
-    case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
-    case ConstValue::Kind::Str: key.push(string_word(a.as_str())); break;
-    case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
-    default: key.push(0); break;
-    }
-  }
+  for (unsigned i = 0; i < np; ++i)
+    push_key(info_.params[i], *b.args[i], key);
   key.push(options_word(b.options));
+}
+
+void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &key) const {
+  if (a.kind() == Arg::Kind::Tuple) {
+    key.push(kTuple | uint64_t(a.as_tuple().size()) << 8);
+    for (const Arg &e : a.as_tuple())
+      push_key(p, e, key);
+    return;
+  }
+  const ParamSpec s = spec_of(p, a);
+  if (!s.is_constexpr) {
+    const Tag tag = s.is_pointer ? kPtr : kiln::is_float(s.dtype) ? kFloat : s.dtype == DType::i1 ? kBool : kInt;
+    key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 | uint64_t(s.is_const) << 17);
+    return;
+  }
+  key.push(kConst | uint64_t(s.value.kind) << 8);
+  switch (s.value.kind) {
+  case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
+  case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
+  case ConstValue::Kind::Bool: key.push(s.value.b); break;
+  case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
+  case ConstValue::Kind::Str: key.push(string_word(a.as_str())); break;
+  case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
+  default: key.push(0); break;
+  }
 }
 
 // ---- compile on a miss ----
@@ -374,8 +435,11 @@ struct CompileJob {
     lk->binary = driver->load(lk->compiled, device);
     lk->specs = request.params;
     for (unsigned p = 0; p < lk->specs.size(); ++p)
-      if (!lk->specs[p].is_constexpr)
-        lk->slots.push_back({static_cast<uint16_t>(p), pack_kind(lk->specs[p])});
+      add_slots(lk->slots, static_cast<uint16_t>(p), lk->specs[p]);
+    if (lk->slots.size() > kMaxParams)
+      throw ArgumentError(request.function->name + " takes " + std::to_string(lk->slots.size()) +
+                          " launch arguments with its tuples unpacked; kiln supports at most " +
+                          std::to_string(kMaxParams));
     lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
     lk->globals_version.store(globals_version, std::memory_order_relaxed);
     loaded = std::move(lk);
@@ -572,7 +636,7 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
   void *ptrs[kMaxParams];
   for (size_t s = 0; s < k->slots.size(); ++s) {
     const PackSlot slot = k->slots[s];
-    const Arg &a = *b.args[slot.param];
+    const Arg &a = slot.leaf == PackSlot::kWhole ? *b.args[slot.param] : tuple_leaf(*b.args[slot.param], slot.leaf);
     void *dst = &storage[s];
     const bool f = a.kind() == Arg::Kind::Float;
     switch (slot.kind) {

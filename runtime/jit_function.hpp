@@ -104,6 +104,9 @@ private:
   /// snapshots them). Throws ArgumentError for what no compile accepts.
   compiler::CompileRequest make_request(const Bound &b, const compiler::Target &target) const;
   compiler::ParamSpec param_spec(unsigned i, const Arg &a) const;
+  /// How `a` specializes for a parameter declared as `p` (recursing into tuples).
+  compiler::ParamSpec spec_of(const frontend::ParamInfo &p, const Arg &a) const;
+  void push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &key) const;
   void check_globals(LoadedKernel &k) const;
   [[noreturn]] void arg_error(const std::string &msg) const;
 

@@ -18,8 +18,10 @@ namespace kiln::runtime {
 enum class PackKind : uint8_t { Pointer, I8, I16, I32, I64, F32, F64, Bool };
 
 struct PackSlot {
+  static constexpr uint16_t kWhole = 0xffff;
   uint16_t param; ///< index of the kernel parameter
   PackKind kind;
+  uint16_t leaf = kWhole; ///< for a tuple parameter: which leaf (depth first over all leaves)
 };
 
 struct LoadedKernel {

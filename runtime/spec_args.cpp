@@ -101,6 +101,9 @@ std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &sp
       out.push_back(arg(key, spec.get<double>()));
     } else if (spec.is_null()) {
       out.push_back(arg(key, nullptr));
+    } else if (spec.is_array()) {
+      throw ArgumentError("parameter '" + name + "': tuple specializations are not read back from JSON yet; "
+                          "launch or warm up the kernel with kiln::tuple(...) from C++");
     } else {
       throw ArgumentError("parameter '" + name + "': a specialization is a string, a number, a bool or null");
     }
@@ -125,6 +128,12 @@ void append_option_args(const nlohmann::json &options, std::deque<std::string> &
 }
 
 nlohmann::json spec_json(const compiler::ParamSpec &s) {
+  if (s.is_tuple) {
+    nlohmann::json elems = nlohmann::json::array();
+    for (const compiler::ParamSpec &e : s.elems)
+      elems.push_back(spec_json(e));
+    return elems;
+  }
   if (s.is_constexpr) {
     const frontend::ConstValue &v = s.value;
     switch (v.kind) {

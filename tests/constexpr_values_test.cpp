@@ -133,3 +133,40 @@ def fill_lowest(out_ptr, DTYPE: tl.constexpr):
   m.kernel("fill_lowest")[{1}](&v, kiln::arg("DTYPE", kiln::DType::f32));
   CHECK(v == std::numeric_limits<float>::lowest());
 }
+
+TEST_CASE("constexpr values: tuple arguments specialize element by element, nested and as constexprs") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def axpy_pairs(ptrs, sizes, scale, SHAPE: tl.constexpr):
+    x_ptr, (out_ptr, bias) = ptrs
+    n = sizes[0]
+    offs = tl.arange(0, SHAPE[0] * SHAPE[1])
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * scale + bias + len(SHAPE), mask=mask)
+)",
+                                             "tuples.py");
+  kiln::Kernel k = m.kernel("axpy_pairs");
+  std::vector<float> x(10), out(10, -1.0f);
+  for (int i = 0; i < 10; ++i)
+    x[i] = static_cast<float>(i);
+  kiln::LaunchResult r = k[{1}](kiln::tuple(x.data(), kiln::tuple(out.data(), 0.5f)), kiln::tuple(10), 2.0f,
+                                kiln::arg("SHAPE", kiln::tuple(4, 4)));
+  REQUIRE(r.kernel);
+  CHECK(contains(r.kernel->specialization, "ptrs: (*fp32:D, (*fp32:D, fp32))"));
+  CHECK(contains(r.kernel->specialization, "sizes: (i32,)"));
+  CHECK(contains(r.kernel->specialization, "SHAPE: (constexpr=4, constexpr=4)"));
+  REQUIRE(r.kernel->params.size() == 5); // x_ptr, out_ptr, bias, n, scale
+  CHECK(r.kernel->params[1].name == "ptrs.1.0");
+  for (int i = 0; i < 10; ++i)
+    CHECK(out[i] == 2.0f * i + 0.5f + 2.0f);
+  // An element equal to 1 is a constexpr, as for a plain parameter: a new key.
+  kiln::LaunchResult one = k[{1}](kiln::tuple(x.data(), kiln::tuple(out.data(), 0.5f)), kiln::tuple(1), 2.0f,
+                                  kiln::arg("SHAPE", kiln::tuple(4, 4)));
+  CHECK(contains(one.kernel->specialization, "sizes: (constexpr=1,)"));
+  CHECK(one.kernel != r.kernel);
+  CHECK(out[0] == 2.5f);
+}

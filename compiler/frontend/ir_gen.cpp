@@ -106,20 +106,30 @@ void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
 
   Frame frame;
   frame.fn = &kernel_;
+  // A parameter's value: a constant, a kernel argument, or a tuple of
+  // these whose runtime leaves are arguments named "t.0", "t.1.0", ...
+  std::function<Val(const compiler::ParamSpec &, const std::string &)> param_value =
+      [&](const compiler::ParamSpec &s, const std::string &name) {
+        if (s.is_tuple) {
+          std::vector<Val> elems;
+          for (size_t e = 0; e < s.elems.size(); ++e)
+            elems.push_back(param_value(s.elems[e], name + "." + std::to_string(e)));
+          return Val::tuple(std::move(elems));
+        }
+        if (s.is_constexpr)
+          return Val::constant(s.value);
+        ir::Value *arg = fn->new_value(s.is_pointer ? Type::ptr(s.dtype) : Type::scalar(s.dtype), nullptr);
+        arg->facts.divisible16 = s.divisible16;
+        fn->body.args.push_back(arg);
+        fn->param_names.push_back(name);
+        return Val::tensor(arg);
+      };
   for (size_t i = 0; i < kernel_.params.size(); ++i) {
     const ParamInfo &p = kernel_.params[i];
     const compiler::ParamSpec &s = params.at(i);
-    if (s.is_constexpr) {
-      frame.scope[p.name] = Val::constant(s.value);
-      continue;
-    }
-    if (p.is_constexpr)
+    if (!s.is_constexpr && !s.is_tuple && p.is_constexpr)
       fail(p.loc, "parameter '" + p.name + "' is tl.constexpr but was given a runtime value");
-    ir::Value *arg = fn->new_value(s.is_pointer ? Type::ptr(s.dtype) : Type::scalar(s.dtype), nullptr);
-    arg->facts.divisible16 = s.divisible16;
-    fn->body.args.push_back(arg);
-    fn->param_names.push_back(p.name);
-    frame.scope[p.name] = Val::tensor(arg);
+    frame.scope[p.name] = param_value(s, p.name);
   }
   frame_ = &frame;
   program_.functions.push_back(std::move(fn));

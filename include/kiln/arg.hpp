@@ -7,7 +7,10 @@
 // name with kiln::arg("BLOCK", 1024) for constexprs, defaults and options.
 #pragma once
 
+#include <array>
 #include <concepts>
+#include <span>
+#include <utility>
 #include <cstdint>
 #include <type_traits>
 
@@ -23,7 +26,7 @@ class JitFunction;
 
 class Arg {
 public:
-  enum class Kind : uint8_t { None, Int, UInt, Float, Bool, Pointer, Function, Str, DType };
+  enum class Kind : uint8_t { None, Int, UInt, Float, Bool, Pointer, Function, Str, DType, Tuple };
 
   /// None, as an argument left out would be.
   Arg() = default;
@@ -63,6 +66,17 @@ public:
   Arg(const DLTensor *t);
   Arg(DLTensor *t) : Arg(static_cast<const DLTensor *>(t)) {}
 
+  /// A tuple (`(x_ptr, n)`, nested as needed): Triton specializes each
+  /// element as it would a parameter. `elems` must outlive the launch call;
+  /// kiln::tuple(...) below owns them for one call.
+  static Arg tuple(std::span<const Arg> elems) {
+    Arg a;
+    a.kind_ = Kind::Tuple;
+    a.count_ = static_cast<uint16_t>(elems.size());
+    a.u_.elems = elems.data();
+    return a;
+  }
+
   /// A pointer argument known only by its element type, for warmup (Triton's
   /// MockTensor): it specializes as an aligned pointer and is never launched.
   static Arg mock(DType t) {
@@ -83,12 +97,14 @@ public:
   const void *as_pointer() const { return u_.p; }
   const runtime::JitFunction *as_function() const { return u_.fn; }
   const char *as_str() const { return u_.s; }
+  std::span<const Arg> as_tuple() const { return {u_.elems, count_}; }
 
 private:
   friend Arg arg(const char *name, Arg value);
 
   Kind kind_ = Kind::None;
   DType dtype_ = DType::i64;
+  uint16_t count_ = 0; ///< Tuple: the number of elements
   const char *name_ = nullptr;
   union {
     int64_t i;
@@ -98,6 +114,7 @@ private:
     const void *p;
     const runtime::JitFunction *fn;
     const char *s;
+    const Arg *elems;
   } u_{};
 };
 
@@ -109,5 +126,15 @@ inline Arg arg(const char *name, Arg value) {
 }
 
 static_assert(std::is_trivially_copyable_v<Arg>);
+
+/// The elements of a tuple argument, alive for the call they are passed to:
+/// `kernel[{g}](kiln::tuple(x, y), n)` or `kiln::arg("shape", kiln::tuple(4, 8))`.
+template <size_t N> struct TupleArgs {
+  std::array<Arg, N> elems;
+  operator Arg() const { return Arg::tuple(elems); }
+};
+template <class... A> TupleArgs<sizeof...(A)> tuple(A &&...elems) {
+  return {{Arg(std::forward<A>(elems))...}};
+}
 
 } // namespace kiln
