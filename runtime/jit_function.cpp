@@ -132,6 +132,9 @@ const Arg &tuple_leaf(const Arg &a, uint16_t n) {
   return *found; // the slot was made from this argument's specialization
 }
 
+/// An integer argument's value; a bool passed for an int-annotated parameter is 0 or 1.
+int64_t int_value(const Arg &a) { return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int(); }
+
 uint64_t options_word(const Options &o) {
   return uint64_t(o.num_warps) | uint64_t(o.num_stages) << 8 | uint64_t(o.num_ctas) << 16 |
          uint64_t(o.enable_fp_fusion) << 24 | uint64_t(o.debug) << 25;
@@ -157,6 +160,7 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
     params_.push_back(std::move(k));
     defaults_.push_back(p.default_value ? arg_from_const(*p.default_value) : std::nullopt);
   }
+  default_debug_ = Context::get().knobs().debug;
   if (info.autotune && !info.autotune->configs.empty())
     autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name);
 }
@@ -265,8 +269,15 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
       throw ArgumentError(std::string("Keyword argument ") + a.name() + " was specified but unrecognised (" +
                           info_.name + " has no parameter or option of that name)");
   }
-  if (info_.debug)
-    b.options.debug = true;
+  // @jit(debug=True) and KILN_DEBUG turn debug on unless the launch says
+  // otherwise (as in Triton, the launch's own option wins).
+  if (info_.debug || default_debug_) {
+    bool given = false;
+    for (const Arg &a : args)
+      given |= a.name() && std::strcmp(a.name(), "debug") == 0;
+    if (!given)
+      b.options.debug = true;
+  }
   if (info_.autotune || !info_.heuristics.empty())
     apply_decorators(args, b);
   for (unsigned i = 0; i < np; ++i) {
@@ -343,7 +354,9 @@ ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const
       arg_error("parameter '" + p.name + "' is annotated as " + std::string(dtype_name(s.dtype)) +
                 " but got a float");
     return s;
-  case Arg::Kind::Bool: s.dtype = DType::i1; return s;
+  case Arg::Kind::Bool: // `n: tl.int32` given True is an i32, as in Triton
+    s.dtype = p.annotated_type ? *p.annotated_type : DType::i1;
+    return s;
   case Arg::Kind::None:
     s.is_constexpr = true;
     s.value = ConstValue::none();
@@ -646,22 +659,22 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
       break;
     }
     case PackKind::I8: {
-      const int8_t v = static_cast<int8_t>(a.as_int());
+      const int8_t v = static_cast<int8_t>(int_value(a));
       std::memcpy(dst, &v, 1);
       break;
     }
     case PackKind::I16: {
-      const int16_t v = static_cast<int16_t>(a.as_int());
+      const int16_t v = static_cast<int16_t>(int_value(a));
       std::memcpy(dst, &v, 2);
       break;
     }
     case PackKind::I32: {
-      const int32_t v = static_cast<int32_t>(a.as_int());
+      const int32_t v = static_cast<int32_t>(int_value(a));
       std::memcpy(dst, &v, 4);
       break;
     }
     case PackKind::I64: {
-      const int64_t v = a.as_int();
+      const int64_t v = int_value(a);
       std::memcpy(dst, &v, 8);
       break;
     }

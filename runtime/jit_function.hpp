@@ -116,6 +116,7 @@ private:
   std::vector<std::optional<Arg>> defaults_;
   std::vector<std::function<void(const BoundArgs &)>> pre_run_hooks_;
   std::unique_ptr<Autotuner> autotuner_; ///< when the kernel has @triton.autotune configs
+  bool default_debug_ = false;           ///< KILN_DEBUG
 
   mutable std::once_flag key_once_;
   mutable std::string cache_key_;

@@ -306,6 +306,7 @@ TEST_CASE("binder: annotations fix the type") {
       {"16 as tl.int64 keeps D", "annotated", {16, 2.0, 32}, "(x: i64:D, f: fp32, u: u32:D)"},
       {"1 as tl.int64 is not a constexpr", "annotated", {1, 1.0, 1}, "(x: i64, f: fp32, u: u32)"},
       {"an int for a tl.float32 is fp32 without D", "annotated", {5, 16, 3}, "(x: i64, f: fp32, u: u32)"},
+      {"True for an int annotation is that int type, not u1", "annotated", {true, 2.0, false}, "(x: i64, f: fp32, u: u32)"},
   });
   CHECK(kernel("annotated").params()[0].annotation == "tl.int64");
   // A tensor for a scalar annotation and a float for an integer one are errors.
@@ -394,6 +395,19 @@ TEST_CASE("binder: options are part of the key and are checked") {
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("num_stages", 0)), kiln::ArgumentError);
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("num_ctas", 2)), kiln::ArgumentError);
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("debug", 1.5)), kiln::ArgumentError);
+}
+
+TEST_CASE("binder: @jit(debug=True) turns debug on unless the launch says otherwise") {
+  const kiln::Module m = kiln::Module::from_string(R"(
+import triton
+import triton.language as tl
+
+@triton.jit(debug=True)
+def k(x_ptr):
+    pass
+)");
+  CHECK(m.kernel("k").warmup_with(typed<float>(aligned())).kernel->options.debug);
+  CHECK_FALSE(m.kernel("k").warmup_with(typed<float>(aligned()), arg("debug", false)).kernel->options.debug);
 }
 
 TEST_CASE("binder: argument errors name the kernel and the parameter") {
