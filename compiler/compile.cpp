@@ -12,6 +12,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "compiler/llvm/lower_tile_ir.hpp"
+#include "compiler/nvptx/libdevice.hpp"
 #include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "compiler/frontend/ir_gen.hpp"
 #include "compiler/llvm/codegen.hpp"
@@ -133,7 +134,11 @@ void Compilation::optimize() {
   s.gen.reset(); // the tile IR is done with
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;
+  if (s.gpu())
+    k.stages["ir"] = std::move(lowered.ir_with_layouts);
   llvmgen::prepare_module(*s.mod, *s.tm);
+  if (s.gpu())
+    nvptx::link_libdevice(*s.mod);
   s.timer.stage("llir");
   if (!s.r.dump_dir.empty())
     s.unoptimized = llvmgen::print_module(*s.mod);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <array>
-#include <numeric>
 #include <functional>
+#include <map>
+#include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include <llvm/IR/IRBuilder.h>
@@ -15,6 +17,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "compiler/gpu/layout_plan.hpp"
+#include "compiler/nvptx/libdevice.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen {
@@ -38,13 +42,17 @@ struct Lowered {
   llvm::Value *scalar = nullptr;
   llvm::Value *buf = nullptr;
   bool lazy = false;
+  std::shared_ptr<const gpu::BitMap> map; ///< GPU: which thread and slot holds each element of `buf`
 };
 
 class Lowering {
 public:
   Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
       : prog_(p), opts_(o), gpu_(target == LoweringTarget::Nvptx), threads_(32 * o.num_warps), ctx_(ctx),
-        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {}
+        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
+    if (gpu_)
+      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps);
+  }
 
   LoweringResult run() {
     count_uses();
@@ -63,7 +71,20 @@ public:
     llvm::raw_string_ostream os(err);
     if (llvm::verifyModule(*mod_, &os))
       throw std::logic_error("kiln internal error: invalid LLVM IR for " + prog_.kernel().name + ": " + os.str());
-    return LoweringResult{std::move(mod_), shared_bytes_};
+    LoweringResult r{std::move(mod_), shared_bytes_, {}};
+    if (gpu_) {
+      ir::PrintNotes notes;
+      notes.after_value = [&](const ir::Value &v) {
+        gpu::EncodingPtr e = v.type.is_block() ? plan_->natural(&v) : nullptr;
+        return e ? " " + e->str() : std::string();
+      };
+      notes.before_op = [&](const ir::Op &op) {
+        auto it = op_notes_.find(&op);
+        return it == op_notes_.end() ? std::string() : it->second;
+      };
+      r.ir_with_layouts = ir::print(prog_, &notes);
+    }
+    return r;
   }
 
 private:
@@ -216,93 +237,207 @@ private:
     return idx;
   }
 
-  /// Elements of a block of `n` each thread holds: all on the CPU, its
-  /// share under the blocked layout on the GPU.
-  int64_t per_thread(int64_t n) const { return gpu_ ? steps_of(n) * vec_of(n) : n; }
-
-  /// GPU layout: each thread holds runs of V contiguous elements (up to 4,
-  /// so that 32-bit elements load 16 bytes at a time), runs assigned to
-  /// threads round-robin: element i is in thread (i / V) % T. V depends on
-  /// the block size only, so every block of a shape has the same layout.
-  int64_t vec_of(int64_t n) const { return gpu_ ? std::clamp<int64_t>(n / threads_, 1, 4) : 1; }
-  int64_t steps_of(int64_t n) const {
-    const int64_t span = vec_of(n) * threads_;
-    return (n + span - 1) / span;
-  }
-
-  llvm::Value *alloc_buffer(const Type &t) {
+  /// CPU: a row-major array of the whole block. GPU: this thread's slots
+  /// under layout `m` (an array SROA keeps in registers: every index into
+  /// it is a constant).
+  llvm::Value *alloc_buffer(const Type &t, const gpu::BitMap *m = nullptr) {
+    const int64_t n = gpu_ ? m->slots() : t.numel();
     llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-    llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), per_thread(t.numel())));
+    llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), n));
     a->setAlignment(llvm::Align(gpu_ ? 16 : 64));
     return a;
   }
 
-  /// The slot of element `lin` (row-major) in a buffer; on the GPU, valid
-  /// only for this thread's own elements (lin % T == tid).
+  /// CPU: element `lin` (row-major) of a buffer. GPU: slot `lin` of this thread.
   llvm::Value *buf_ptr(const Type &t, llvm::Value *buf, llvm::Value *lin) {
-    if (gpu_) {
-      // Every GPU access to a buffer happens inside for_elements, at this
-      // thread's element of the current step: its slot is the step number
-      // (a constant once the loop is unrolled, so the array stays in registers).
-      if (!cur_slot_)
-        throw std::logic_error("kiln internal error: GPU buffer access outside an element loop");
-      lin = cur_slot_;
-    }
     return b_.CreateInBoundsGEP(reg_type(t.element()), buf, lin);
   }
+  llvm::Value *slot_ptr(const Type &t, llvm::Value *buf, int64_t slot) { return buf_ptr(t, buf, b_.getInt64(slot)); }
 
-  /// Runs `body(idx)` for every element of `shape` this thread owns: all of
-  /// them on the CPU (nested loops), i = k * T + tid on the GPU.
-  void for_elements(const Type &shape, const std::function<void(const Idx &)> &body) {
-    if (!gpu_) {
-      loop_nest(shape, body);
+  /// CPU: `body(idx)` for every element of `shape` (nested loops).
+  void for_elements(const Type &shape, const std::function<void(const Idx &)> &body) { loop_nest(shape, body); }
+
+  // ---- GPU element distribution (layouts) ----
+
+  using MapPtr = std::shared_ptr<const gpu::BitMap>;
+  MapPtr map_for(const gpu::EncodingPtr &e, const Type &t) {
+    return std::make_shared<const gpu::BitMap>(plan_->map(e, t));
+  }
+
+  /// GPU: `body(slot, idx)` for each of this thread's slots under `m`
+  /// (straight-line code: the thread's elements sit in registers), with the
+  /// element context set so that element() finds buffers' matching slots.
+  void for_slots(const gpu::BitMap &m, const Type &shape, const std::function<void(int64_t, const Idx &)> &body) {
+    const gpu::BitMap *saved_view = view_;
+    const int64_t saved_slot = slot_;
+    view_ = &m;
+    for (int64_t s = 0; s < m.slots(); ++s) {
+      slot_ = s;
+      body(s, delinear(shape, element_index(m, s)));
+    }
+    view_ = saved_view;
+    slot_ = saved_slot;
+  }
+
+  /// Runs `f` with the element context moved to slot `s` of the current view.
+  template <class F> auto at_slot(int64_t s, F &&f) {
+    const int64_t saved = slot_;
+    slot_ = s;
+    auto r = f();
+    slot_ = saved;
+    return r;
+  }
+
+  template <class F> auto with_view(const gpu::BitMap &m, F &&f) {
+    const gpu::BitMap *saved = view_;
+    view_ = &m;
+    auto r = f();
+    view_ = saved;
+    return r;
+  }
+
+  /// The row-major index of this thread's slot `s` under `m`.
+  llvm::Value *element_index(const gpu::BitMap &m, int64_t s) {
+    return b_.CreateOr(thread_bits(m), b_.getInt64(m.reg_offset(s)));
+  }
+
+  /// The index bits this thread's lane and warp numbers set under `m`;
+  /// computed once per layout, in the kernel's prologue.
+  llvm::Value *thread_bits(const gpu::BitMap &m) {
+    const std::string key = m.str();
+    if (auto it = thread_bits_.find(key); it != thread_bits_.end())
+      return it->second;
+    llvm::IRBuilder<> eb(prologue_);
+    llvm::Value *r = eb.getInt64(0);
+    // Runs of consecutive id bits that land on consecutive index bits move as one field.
+    auto add = [&](const int *bases, int n, llvm::Value *id) {
+      for (int i = 0; i < n;) {
+        if (bases[i] < 0) {
+          ++i;
+          continue;
+        }
+        int len = 1;
+        while (i + len < n && bases[i + len] == bases[i] + len)
+          ++len;
+        llvm::Value *field = eb.CreateAnd(eb.CreateLShr(id, i), eb.getInt64((int64_t{1} << len) - 1));
+        r = eb.CreateOr(r, eb.CreateShl(field, bases[i]));
+        i += len;
+      }
+    };
+    add(m.lane.data(), gpu::BitMap::kLaneBits, lane64_);
+    add(m.warp.data(), static_cast<int>(m.warp.size()), warp64_);
+    return thread_bits_[key] = r;
+  }
+
+  /// True in the one copy of each element under `m` that does side effects;
+  /// null when `m` has no copies.
+  llvm::Value *owner(const gpu::BitMap &m) {
+    const uint32_t lm = m.copy_lane_mask(), wm = m.copy_warp_mask();
+    if (!lm && !wm)
+      return nullptr;
+    llvm::IRBuilder<> eb(prologue_);
+    llvm::Value *ok = eb.getTrue();
+    if (lm)
+      ok = eb.CreateAnd(ok, eb.CreateICmpEQ(eb.CreateAnd(lane64_, eb.getInt64(lm)), eb.getInt64(0)));
+    if (wm)
+      ok = eb.CreateAnd(ok, eb.CreateICmpEQ(eb.CreateAnd(warp64_, eb.getInt64(wm)), eb.getInt64(0)));
+    return ok;
+  }
+
+  llvm::Value *and_mask(llvm::Value *a, llvm::Value *b) { return !a ? b : !b ? a : b_.CreateAnd(a, b); }
+
+  /// A held block read in the current view: the matching slot of its own
+  /// buffer, or of the copy prepare() converted it into.
+  llvm::Value *read_held(const ir::Value *v, const Lowered &l) {
+    if (!view_)
+      throw std::logic_error("kiln internal error: GPU buffer read outside a slot loop");
+    if (auto sm = gpu::slot_map(*view_, *l.map))
+      return b_.CreateLoad(reg_type(v->type.element()), slot_ptr(v->type, l.buf, gpu::apply_slot_map(*sm, slot_)));
+    auto it = converted_.find({v, gpu::without_slot_copies(*view_).str()});
+    if (it == converted_.end())
+      throw std::logic_error("kiln internal error: %" + std::to_string(v->id) + " read in a layout it was not converted to");
+    auto sm = gpu::slot_map(*view_, *it->second.map);
+    return b_.CreateLoad(reg_type(v->type.element()),
+                         slot_ptr(v->type, it->second.buf, gpu::apply_slot_map(*sm, slot_)));
+  }
+
+  /// Before a consumer reads `v` through `view`: converts every held block
+  /// in v's recomputed tree whose layout the view cannot read in place.
+  void prepare(const ir::Value *v, const gpu::BitMap &view) {
+    if (!gpu_ || !v->type.is_block())
+      return;
+    std::set<std::pair<const ir::Value *, std::string>> seen;
+    prepare_tree(v, view, seen);
+  }
+
+  void prepare_tree(const ir::Value *v, const gpu::BitMap &view,
+                    std::set<std::pair<const ir::Value *, std::string>> &seen) {
+    if (!v->type.is_block() || !seen.insert({v, view.str()}).second)
+      return;
+    const Lowered &l = vals_.at(v);
+    if (!l.lazy) {
+      if (gpu::slot_map(view, *l.map))
+        return;
+      gpu::BitMap to = gpu::without_slot_copies(view);
+      std::pair<const ir::Value *, std::string> key{v, to.str()};
+      if (!converted_.count(key))
+        converted_[key] = convert(v, l, std::make_shared<const gpu::BitMap>(to));
       return;
     }
-    for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t v) {
-      for (int64_t j = 0; j < v; ++j) {
-        llvm::Value *i = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
-        with_slot(k, j, v, [&] { body(delinear(shape, i)); });
-      }
-    });
+    const ir::Op &op = *v->def;
+    switch (op.kind) {
+    case OpKind::Constant:
+    case OpKind::Splat:
+    case OpKind::Arange: return;
+    case OpKind::Broadcast: {
+      const ir::Value *src = op.operands[0];
+      prepare_tree(src, gpu::view_through_broadcast(view, gpu::shape_of(v->type), gpu::shape_of(src->type)), seen);
+      return;
+    }
+    case OpKind::Trans:
+      prepare_tree(op.operands[0], gpu::view_through_trans(view, gpu::shape_of(v->type), op.ints), seen);
+      return;
+    default:
+      // Elementwise, expand_dims and reshape: the same row-major index bits.
+      for (const ir::Value *o : op.operands)
+        prepare_tree(o, view, seen);
+    }
   }
 
-  /// GPU: for each run of V elements this thread owns, `body(k, first, V)`
-  /// with k the run's number and `first` the linear index of its first
-  /// element. Straight-line runs, not a loop: the thread's elements then sit
-  /// in registers from the start and LLVM has no loop to unroll.
-  void for_groups(const Type &shape, const std::function<void(llvm::Value *, llvm::Value *, int64_t)> &body) {
-    const int64_t n = shape.numel(), v = vec_of(n), steps = steps_of(n);
-    auto step = [&](llvm::Value *k) {
-      llvm::Value *first = b_.CreateMul(b_.CreateAdd(b_.CreateMul(k, b_.getInt64(threads_)), tid64_), b_.getInt64(v));
-      if (n % (v * threads_) == 0) {
-        body(k, first, v);
-        return;
-      }
-      llvm::BasicBlock *in = new_bb("own"), *next = new_bb("own.end");
-      b_.CreateCondBr(b_.CreateICmpULT(first, b_.getInt64(n)), in, next);
-      b_.SetInsertPoint(in);
-      body(k, first, v);
-      b_.CreateBr(next);
-      b_.SetInsertPoint(next);
-    };
-    if (steps > 64)
-      return loop(steps, step);
-    for (int64_t k = 0; k < steps; ++k)
-      step(b_.getInt64(k));
+  /// A layout conversion through shared memory: every thread writes its
+  /// slots at their row-major index (padded by one word per 32 so that
+  /// column accesses spread over the banks), then reads the slots of `to`.
+  Lowered convert(const ir::Value *v, const Lowered &from, const MapPtr &to) {
+    ++conversions_;
+    note_conversion(v, *from.map, *to);
+    llvm::Type *et = reg_type(v->type.element());
+    const int64_t n = v->type.numel();
+    auto pad = [&](llvm::Value *lin) { return b_.CreateAdd(lin, b_.CreateLShr(lin, b_.getInt64(5))); };
+    llvm::Value *base = smem(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
+    barrier();
+    for (int64_t s = 0; s < from.map->slots(); ++s)
+      b_.CreateStore(b_.CreateLoad(et, slot_ptr(v->type, from.buf, s)),
+                     b_.CreateInBoundsGEP(et, base, pad(element_index(*from.map, s))));
+    barrier();
+    Lowered r;
+    r.map = to;
+    r.buf = alloc_buffer(v->type, to.get());
+    for (int64_t s = 0; s < to->slots(); ++s)
+      b_.CreateStore(b_.CreateLoad(et, b_.CreateInBoundsGEP(et, base, pad(element_index(*to, s)))),
+                     slot_ptr(v->type, r.buf, s));
+    return r;
   }
 
-  /// Runs `f` with the buffer slot of element j of run k current.
-  void with_slot(llvm::Value *k, int64_t j, int64_t v, const std::function<void()> &f) {
-    llvm::Value *saved = cur_slot_;
-    cur_slot_ = b_.CreateAdd(b_.CreateMul(k, b_.getInt64(v)), b_.getInt64(j));
-    f();
-    cur_slot_ = saved;
+  unsigned type_bytes(llvm::Type *t) const {
+    return static_cast<unsigned>(mod_->getDataLayout().getTypeAllocSize(t).getFixedValue());
   }
 
-  [[noreturn]] void unsupported_on_gpu(const std::string &what) const {
-    throw Error(what + " is not supported on the cuda target yet (it needs a layout conversion); "
-                "run this kernel with --backend cpu for now");
+  void note_conversion(const ir::Value *v, const gpu::BitMap &from, const gpu::BitMap &to) {
+    op_notes_[cur_op_] += "convert_layout %" + std::to_string(v->id) + " : " + v->type.str() + " {" + from.str() +
+                          "} -> {" + to.str() + "}\n";
   }
+
+
 
   // ---- values ----
 
@@ -319,8 +454,8 @@ private:
       return scalar(v);
     const Lowered &l = vals_.at(v);
     if (!l.lazy) {
-      if (foreign_ > 0)
-        unsupported_on_gpu("a broadcast or transpose of a loaded or computed block");
+      if (gpu_)
+        return read_held(v, l);
       return b_.CreateLoad(reg_type(v->type.element()), buf_ptr(v->type, l.buf, linear(v->type, idx)));
     }
     const ir::Op &op = *v->def;
@@ -334,12 +469,11 @@ private:
       Idx si{};
       for (int d = 0; d < src->type.rank; ++d)
         si[d] = src->type.shape[d] == 1 ? b_.getInt64(0) : idx[d];
-      // On the GPU a stretched dim reads other threads' elements.
-      const int f = gpu_ && src->type.numel() != v->type.numel();
-      foreign_ += f;
-      llvm::Value *r = element(src, si);
-      foreign_ -= f;
-      return r;
+      if (!gpu_)
+        return element(src, si);
+      // The stretched dims' slot bits select nothing in the operand.
+      const gpu::BitMap sv = gpu::view_through_broadcast(*view_, gpu::shape_of(v->type), gpu::shape_of(src->type));
+      return with_view(sv, [&] { return element(src, si); });
     }
     case OpKind::ExpandDims: {
       Idx si{};
@@ -355,10 +489,10 @@ private:
       Idx si{};
       for (int d = 0; d < v->type.rank; ++d)
         si[op.ints[d]] = idx[d];
-      foreign_ += gpu_;
-      llvm::Value *r = element(op.operands[0], si);
-      foreign_ -= gpu_;
-      return r;
+      if (!gpu_)
+        return element(op.operands[0], si);
+      const gpu::BitMap sv = gpu::view_through_trans(*view_, gpu::shape_of(v->type), op.ints);
+      return with_view(sv, [&] { return element(op.operands[0], si); });
     }
     default: {
       std::vector<llvm::Value *> args;
@@ -369,13 +503,26 @@ private:
     }
   }
 
-  /// Writes every element of `v` into a fresh or given buffer.
+  /// CPU: writes every element of `v` into a fresh or given buffer.
   llvm::Value *materialize(const ir::Value *v, llvm::Value *into = nullptr) {
     llvm::Value *buf = into ? into : alloc_buffer(v->type);
     for_elements(v->type, [&](const Idx &idx) {
       b_.CreateStore(element(v, idx), buf_ptr(v->type, buf, linear(v->type, idx)));
     });
     return buf;
+  }
+
+  /// GPU: this thread's elements of `v` under `m` (the plan's layout of v
+  /// when null), into a fresh or given buffer.
+  Lowered materialize_gpu(const ir::Value *v, MapPtr m = nullptr, llvm::Value *into = nullptr) {
+    if (!m)
+      m = map_for(plan_->layout(v), v->type);
+    prepare(v, *m);
+    Lowered r;
+    r.map = m;
+    r.buf = into ? into : alloc_buffer(v->type, m.get());
+    for_slots(*m, v->type, [&](int64_t s, const Idx &idx) { b_.CreateStore(element(v, idx), slot_ptr(v->type, r.buf, s)); });
+    return r;
   }
 
   /// A buffer holding `v`: its own if materialized, else a new one.
@@ -493,6 +640,7 @@ private:
   llvm::Value *math_call(const char *f32name, const char *f64name, llvm::Value *x) {
     const bool dbl = x->getType()->isDoubleTy();
     llvm::FunctionCallee fn = mod_->getOrInsertFunction(dbl ? f64name : f32name, x->getType(), x->getType());
+    // (On the GPU these are libdevice's __nv_* functions.)
     llvm::CallInst *c = b_.CreateCall(fn, {x});
     c->setDoesNotAccessMemory();
     c->setDoesNotThrow();
@@ -525,7 +673,14 @@ private:
       llvm::Value *p = b_.CreateMul(b_.CreateZExt(x, wide), b_.CreateZExt(y, wide));
       return b_.CreateTrunc(b_.CreateLShr(p, w), x->getType());
     }
-    case BinaryOp::Pow: return fresult(b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y), t);
+    case BinaryOp::Pow:
+      if (gpu_) { // NVPTX has no pow instruction: libdevice's
+        const bool dbl = x->getType()->isDoubleTy();
+        llvm::FunctionCallee fn =
+            mod_->getOrInsertFunction(dbl ? "__nv_pow" : "__nv_powf", x->getType(), x->getType(), x->getType());
+        return fresult(b_.CreateCall(fn, {x, y}), t);
+      }
+      return fresult(b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y), t);
     }
     return nullptr;
   }
@@ -581,34 +736,38 @@ private:
     return nullptr;
   }
 
-  /// PTX's fast transcendental instructions, as Triton uses them; null for
-  /// what LLVM's intrinsics lower well on NVPTX (sqrt, floor, abs, ...).
+  /// GPU math: f32 exp/exp2/log/log2/sin/cos with PTX's fast approximate
+  /// instructions, as Triton does; erf, and fp64 transcendentals, from the
+  /// CUDA toolkit's libdevice (linked after lowering, see
+  /// nvptx/libdevice.hpp); null for what LLVM's intrinsics lower well on
+  /// NVPTX (sqrt, floor, abs, ...).
   llvm::Value *gpu_math(UnaryOp u, llvm::Value *x, const Type &t) {
     using U = UnaryOp;
-    const bool transcendental = u == U::Exp || u == U::Exp2 || u == U::Log || u == U::Log2 || u == U::Sin ||
-                                u == U::Cos || u == U::Erf;
-    if (!transcendental)
-      return nullptr;
-    if (u == U::Erf)
-      unsupported_on_gpu("tl.erf");
-    if (!x->getType()->isFloatTy())
-      unsupported_on_gpu(std::string("tl.") + (u == U::Exp ? "exp" : "math") + " on fp64");
+    const bool dbl = x->getType()->isDoubleTy();
+    auto libdevice = [&](const char *name) {
+      return fresult(math_call((std::string("__nv_") + name + "f").c_str(), (std::string("__nv_") + name).c_str(), x), t);
+    };
     auto call = [&](llvm::Intrinsic::ID id, llvm::Value *v) { return b_.CreateIntrinsic(id, {}, {v}); };
-    llvm::Value *r = nullptr;
     switch (u) {
+    case U::Erf: return libdevice("erf");
     case U::Exp:
-      r = call(llvm::Intrinsic::nvvm_ex2_approx_f, b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634)));
-      break;
-    case U::Exp2: r = call(llvm::Intrinsic::nvvm_ex2_approx_f, x); break;
+      if (dbl)
+        return libdevice("exp");
+      return fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f,
+                          b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
+                     t);
+    case U::Exp2: return dbl ? libdevice("exp2") : fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f, x), t);
     case U::Log:
-      r = b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), llvm::ConstantFP::get(x->getType(), 0.6931471805599453));
-      break;
-    case U::Log2: r = call(llvm::Intrinsic::nvvm_lg2_approx_f, x); break;
-    case U::Sin: r = call(llvm::Intrinsic::nvvm_sin_approx_f, x); break;
-    case U::Cos: r = call(llvm::Intrinsic::nvvm_cos_approx_f, x); break;
-    default: break;
+      if (dbl)
+        return libdevice("log");
+      return fresult(b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x),
+                                   llvm::ConstantFP::get(x->getType(), 0.6931471805599453)),
+                     t);
+    case U::Log2: return dbl ? libdevice("log2") : fresult(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), t);
+    case U::Sin: return dbl ? libdevice("sin") : fresult(call(llvm::Intrinsic::nvvm_sin_approx_f, x), t);
+    case U::Cos: return dbl ? libdevice("cos") : fresult(call(llvm::Intrinsic::nvvm_cos_approx_f, x), t);
+    default: return nullptr;
     }
-    return fresult(r, t);
   }
 
   /// One element of a pure op from its operands' elements.
@@ -674,104 +833,70 @@ private:
     return phi;
   }
 
-  // ---- axis info (Triton's AxisInfo, for 1-D blocks) ----
-
-  /// Along a 1-D block: runs of `contig` consecutive values (pointers: by
-  /// one element), every value divisible by `div` (pointers: `div` bytes
-  /// aligned), runs of `constancy` equal values; each run starts at a
-  /// multiple of its length.
-  struct AxisInfo {
-    int64_t contig = 1, div = 1, constancy = 1;
-  };
-
-  static int64_t pow2_divisor(int64_t v) {
-    if (v == 0)
-      return int64_t{1} << 30;
-    int64_t d = 1;
-    while ((v & d) == 0 && d < (int64_t{1} << 30))
-      d <<= 1;
-    return d;
-  }
-
-  AxisInfo axis(const ir::Value *v) {
-    if (auto it = axis_.find(v); it != axis_.end())
-      return it->second;
-    AxisInfo a;
-    const int64_t n = v->type.is_block() ? v->type.numel() : 1;
-    if (!v->def) {
-      // A parameter: D is 16 (bytes for pointers, the value for integers).
-      a.div = v->facts.divisible16 ? 16 : 1;
-    } else if (v->type.rank <= 1) {
-      const ir::Op &op = *v->def;
-      auto in = [&](int i) { return axis(op.operands[i]); };
-      const int64_t elem = v->type.pointer ? static_cast<int64_t>(dtype_size(v->type.elem)) : 1;
-      switch (op.kind) {
-      case OpKind::Constant:
-        a = {1, v->type.is_float() ? 1 : pow2_divisor(op.i), n};
-        break;
-      case OpKind::Splat: {
-        AxisInfo s0 = in(0);
-        a = {1, s0.div, n};
-        break;
-      }
-      case OpKind::Arange: a = {n, pow2_divisor(op.i), 1}; break;
-      case OpKind::Binary: {
-        const AxisInfo x = in(0), y = in(1);
-        const auto bop = static_cast<BinaryOp>(op.sub);
-        if (bop == BinaryOp::Add || bop == BinaryOp::Sub) {
-          a.contig = std::max(std::gcd(x.contig, y.constancy), std::gcd(y.contig, x.constancy));
-          a.div = std::gcd(x.div, y.div);
-          a.constancy = std::gcd(x.constancy, y.constancy);
-        } else if (bop == BinaryOp::Mul) {
-          a.div = std::min<int64_t>(x.div * y.div, int64_t{1} << 30);
-          a.constancy = std::gcd(x.constancy, y.constancy);
-        } else {
-          a.constancy = std::gcd(x.constancy, y.constancy);
-        }
-        break;
-      }
-      case OpKind::AddPtr: {
-        const AxisInfo p = in(0), o = in(1);
-        a.contig = std::max(std::gcd(p.contig, o.constancy), std::gcd(o.contig, p.constancy));
-        a.div = std::gcd(p.div, std::min<int64_t>(o.div * elem, int64_t{1} << 30));
-        a.constancy = std::gcd(p.constancy, o.constancy);
-        break;
-      }
-      case OpKind::Compare: {
-        // `offs < n`: equal across a run of offs that no multiple of n's divisor splits.
-        const AxisInfo x = in(0), y = in(1);
-        a.constancy = std::gcd(x.constancy, y.constancy);
-        if (y.constancy >= n && x.contig > 1)
-          a.constancy = std::max(a.constancy, std::gcd(x.contig, std::gcd(x.div, y.div)));
-        if (x.constancy >= n && y.contig > 1)
-          a.constancy = std::max(a.constancy, std::gcd(y.contig, std::gcd(x.div, y.div)));
-        break;
-      }
-      default: break;
-      }
-    }
-    axis_[v] = a;
-    return a;
-  }
-
-  /// Whether the V elements of each run of `ptr` (and `mask`) can move as one
-  /// vector: contiguous, aligned to the vector, and one mask value per run.
-  bool vector_ok(const ir::Value *ptr, const ir::Value *mask, int64_t v) {
-    if (v < 2 || ptr->type.rank != 1)
-      return false;
-    const int64_t bytes = v * static_cast<int64_t>(dtype_size(ptr->type.elem));
-    if (bytes > 16 || ptr->type.elem == DType::i1)
-      return false;
-    const AxisInfo p = axis(ptr);
-    if (p.contig % v != 0 || p.div % bytes != 0)
-      return false;
-    return !mask || axis(mask).constancy % v == 0;
+  /// GPU: how many consecutive slots of `m` move as one vector access
+  /// through `ptr` (and `mask`): a run along one dim, contiguous and aligned
+  /// in memory by the axis info, one mask value per run, at most 16 bytes.
+  int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask) {
+    int dim = 0;
+    const int run = gpu::run_bits(m, gpu::shape_of(ptr->type), &dim);
+    if (run == 0 || ptr->type.elem == DType::i1)
+      return 1;
+    const int64_t bytes = static_cast<int64_t>(dtype_size(ptr->type.elem));
+    const analysis::AxisInfo p = plan_->axis().get(ptr);
+    const int64_t mc = mask ? plan_->axis().get(mask).constancy[dim] : int64_t{1} << 30;
+    for (int64_t v = std::min<int64_t>(int64_t{1} << run, 16 / bytes); v >= 2; v /= 2)
+      if ((bytes > 1 || v > 4) && p.contig[dim] % v == 0 && p.div[dim] % (v * bytes) == 0 && mc % v == 0)
+        return v;
+    return 1;
   }
 
   /// `@p ld.global.v{V}.b{bits}` of V elements at `ptr`, with `others` where masked off.
   std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &others,
                                          DType t) {
-    llvm::Type *mt = mem_type(t);
+    std::vector<llvm::Value *> mem;
+    for (llvm::Value *o : others)
+      mem.push_back(to_mem(o, t));
+    std::vector<llvm::Value *> got = unpack_words(asm_vector_load(ptr, mask, pack_words(mem)), mem_type(t), mem.size());
+    for (llvm::Value *&x : got)
+      x = from_mem(x, t);
+    return got;
+  }
+
+  void vector_store(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &vals) {
+    asm_vector_store(ptr, mask, pack_words(vals));
+  }
+
+  /// PTX vectors have at most 4 elements: 8 halves (or 16 bytes) move as
+  /// 4 32-bit words.
+  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals) {
+    if (vals.size() <= 4)
+      return vals;
+    const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
+    std::vector<llvm::Value *> words;
+    for (size_t w = 0; w < vals.size() / per; ++w) {
+      llvm::Value *word = b_.getInt32(0);
+      for (unsigned j = 0; j < per; ++j) {
+        llvm::Value *x = b_.CreateZExt(b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)), b_.getInt32Ty());
+        word = b_.CreateOr(word, b_.CreateShl(x, j * bits));
+      }
+      words.push_back(word);
+    }
+    return words;
+  }
+
+  std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t, size_t n) {
+    if (words.size() == n)
+      return words;
+    const unsigned bits = t->getPrimitiveSizeInBits(), per = 32 / bits;
+    std::vector<llvm::Value *> vals;
+    for (llvm::Value *w : words)
+      for (unsigned j = 0; j < per; ++j)
+        vals.push_back(b_.CreateBitCast(b_.CreateTrunc(b_.CreateLShr(w, j * bits), b_.getIntNTy(bits)), t));
+    return vals;
+  }
+
+  std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &others) {
+    llvm::Type *mt = others[0]->getType();
     unsigned bits = 0;
     const char *cls = ptx_class(mt, &bits);
     const size_t v = others.size();
@@ -792,17 +917,17 @@ private:
     std::vector<llvm::Value *> args = {ptr, mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
     for (llvm::Value *o : others) {
       params.push_back(mt);
-      args.push_back(to_mem(o, t));
+      args.push_back(o);
     }
     auto *fty = llvm::FunctionType::get(llvm::StructType::get(ctx_, rts), params, false);
     llvm::Value *r = b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, false), args);
     std::vector<llvm::Value *> out;
     for (size_t j = 0; j < v; ++j)
-      out.push_back(from_mem(b_.CreateExtractValue(r, static_cast<unsigned>(j)), t));
+      out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(j)));
     return out;
   }
 
-  void vector_store(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &vals) {
+  void asm_vector_store(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &vals) {
     unsigned bits = 0;
     const char *cls = ptx_class(vals[0]->getType(), &bits);
     const size_t v = vals.size();
@@ -907,16 +1032,17 @@ private:
 
   // ---- GPU collectives ----
 
-  /// 256 bytes of shared memory for reductions and broadcasts, reused by
-  /// each (a barrier precedes every reuse).
-  llvm::Value *smem() {
+  /// The kernel's shared memory, `bytes` of it for the current collective:
+  /// one dynamic buffer (`extern .shared`) that every conversion, reduction,
+  /// scan and dot reuses; each starts with a barrier, so no two overlap.
+  llvm::Value *smem(unsigned bytes) {
     if (!smem_) {
-      auto *ty = llvm::ArrayType::get(b_.getInt64Ty(), 32);
-      smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
-                                       "kiln.smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+      auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+      smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "kiln_smem",
+                                       nullptr, llvm::GlobalValue::NotThreadLocal, 3);
       smem_->setAlignment(llvm::Align(16));
-      shared_bytes_ = 256;
     }
+    shared_bytes_ = std::max(shared_bytes_, (bytes + 15) / 16 * 16);
     return smem_;
   }
 
@@ -924,7 +1050,7 @@ private:
 
   /// Runs `f` in thread 0 and gives its result (of type `t`) to every thread.
   llvm::Value *from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f) {
-    llvm::Value *slot = smem();
+    llvm::Value *slot = smem(8);
     barrier();
     llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
     b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
@@ -936,14 +1062,21 @@ private:
     return b_.CreateLoad(t, slot);
   }
 
-  /// A butterfly shuffle of any 8- to 64-bit value across the warp.
-  llvm::Value *shuffle_xor(llvm::Value *v, int lane_mask) {
+  enum class Shfl { Bfly, Up };
+
+  /// A warp shuffle of any 8- to 64-bit value: butterfly (xor `amount`) or
+  /// up (from lane - `amount`, own value below it).
+  llvm::Value *shuffle(Shfl kind, llvm::Value *v, int amount) {
     llvm::Type *t = v->getType();
-    const unsigned bits = t->getPrimitiveSizeInBits();
-    llvm::Value *bitsv = t->isIntegerTy() ? v : b_.CreateBitCast(v, b_.getIntNTy(bits));
+    const unsigned bits = t->isPointerTy() ? 64 : t->getPrimitiveSizeInBits();
+    llvm::Value *bitsv = t->isIntegerTy() ? v : t->isPointerTy() ? b_.CreatePtrToInt(v, b_.getInt64Ty())
+                                                                 : b_.CreateBitCast(v, b_.getIntNTy(bits));
     auto shfl32 = [&](llvm::Value *x) {
-      return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
-                                {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(lane_mask), b_.getInt32(0x1F)});
+      if (kind == Shfl::Bfly)
+        return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+                                  {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(amount), b_.getInt32(0x1F)});
+      return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                                {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(amount), b_.getInt32(0)});
     };
     llvm::Value *r;
     if (bits == 64) {
@@ -953,6 +1086,8 @@ private:
     } else {
       r = b_.CreateTrunc(shfl32(b_.CreateZExt(bitsv, b_.getInt32Ty())), b_.getIntNTy(bits));
     }
+    if (t->isPointerTy())
+      return b_.CreateIntToPtr(r, t);
     return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
   }
 
@@ -977,40 +1112,97 @@ private:
     }
   }
 
-  /// A whole 1-D block reduced to a scalar in every thread: each thread over
-  /// its elements, then a butterfly across the warp, then across warps
-  /// through shared memory.
+  /// A value and, for argmin/argmax, its index along the reduced axis.
+  struct Partial {
+    llvm::Value *v, *i = nullptr;
+  };
+
+  Partial combine_partial(ir::ReduceOp k, const Partial &a, const Partial &b, const Type &et) {
+    if (k != ir::ReduceOp::ArgMax && k != ir::ReduceOp::ArgMin)
+      return {combine(k, a.v, b.v, et)};
+    // Strictly better, or as good at a lower index: the first index wins ties, as in Triton.
+    llvm::Value *better = compare(k == ir::ReduceOp::ArgMax ? ir::ComparePred::Gt : ir::ComparePred::Lt, b.v, a.v, et);
+    llvm::Value *tie = b_.CreateAnd(compare(ir::ComparePred::Eq, b.v, a.v, et), b_.CreateICmpSLT(b.i, a.i));
+    llvm::Value *take = b_.CreateOr(better, tie);
+    return {b_.CreateSelect(take, b.v, a.v), b_.CreateSelect(take, b.i, a.i)};
+  }
+
+  /// The packed number of this thread's warp along the warp bits `wbits`.
+  llvm::Value *warp_index(const std::vector<int> &wbits) {
+    llvm::Value *w = b_.getInt64(0);
+    for (size_t k = 0; k < wbits.size(); ++k)
+      w = b_.CreateOr(w, b_.CreateShl(b_.CreateAnd(b_.CreateLShr(warp64_, wbits[k]), b_.getInt64(1)), k));
+    return w;
+  }
+
+  /// A reduction along any axis on the GPU, in the input's layout: each
+  /// thread combines its own slots, then a butterfly over the lanes that
+  /// hold the axis, then, if warps split the axis, shared memory. The
+  /// result is in the slice layout (every thread holds what it needs to
+  /// broadcast the result back over the axis).
   void lower_reduce_gpu(const ir::Op &op) {
     const ir::Value *src = op.operands[0], *res = op.result();
     const auto kind = static_cast<ir::ReduceOp>(op.sub);
-    if (src->type.rank != 1 || kind == ir::ReduceOp::ArgMax || kind == ir::ReduceOp::ArgMin)
-      unsupported_on_gpu(std::string("tl.") + ir::op_name(op) + " of a " + src->type.str() + " block");
+    const bool arg = kind == ir::ReduceOp::ArgMax || kind == ir::ReduceOp::ArgMin;
     const Type et = src->type.element();
-    llvm::Type *rt = reg_type(et);
-    llvm::Value *acc_slot = alloc_scalar(rt);
-    b_.CreateStore(identity(kind, et), acc_slot);
-    for_elements(src->type, [&](const Idx &idx) {
-      b_.CreateStore(combine(kind, b_.CreateLoad(rt, acc_slot), element(src, idx), et), acc_slot);
+    const gpu::Shape shape = gpu::shape_of(src->type);
+    const MapPtr m = map_for(plan_->layout(src), src->type);
+    prepare(src, *m);
+    const int off = gpu::dim_offset(shape, op.axis), nb = gpu::log2_exact(shape[op.axis]);
+    auto on_axis = [&](int b) { return b >= off && b < off + nb; };
+    auto R = std::make_shared<const gpu::BitMap>(gpu::drop_dim(*m, shape, op.axis));
+    std::unordered_map<int64_t, int64_t> slot_of; // result index bits of a slot -> result slot
+    for (int64_t r = 0; r < R->slots(); ++r)
+      slot_of[R->reg_offset(r)] = r;
+    std::vector<Partial> acc(R->slots(), Partial{nullptr});
+    for_slots(*m, src->type, [&](int64_t s, const Idx &idx) {
+      Partial x{element(src, idx), arg ? b_.CreateTrunc(idx[op.axis], b_.getInt32Ty()) : nullptr};
+      Partial &a = acc[slot_of.at(gpu::drop_dim_bits(m->reg_offset(s), shape, op.axis))];
+      a = a.v ? combine_partial(kind, a, x, et) : x;
     });
-    llvm::Value *acc = b_.CreateLoad(rt, acc_slot);
-    for (int m = 16; m >= 1; m /= 2)
-      acc = combine(kind, acc, shuffle_xor(acc, m), et);
-    const int warps = threads_ / 32;
-    if (warps > 1) {
-      llvm::Value *slots = smem();
-      barrier(); // the scratch may still be read by a previous collective
-      llvm::BasicBlock *lane0 = new_bb("lane0"), *done = new_bb("lane0.end");
-      b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(tid64_, b_.getInt64(31)), b_.getInt64(0)), lane0, done);
-      b_.SetInsertPoint(lane0);
-      b_.CreateStore(acc, b_.CreateInBoundsGEP(rt, slots, b_.CreateLShr(tid64_, b_.getInt64(5))));
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
+    for (int i = 0; i < gpu::BitMap::kLaneBits; ++i)
+      if (m->lane[i] >= 0 && on_axis(m->lane[i]))
+        for (Partial &a : acc)
+          a = combine_partial(kind, a, {shuffle(Shfl::Bfly, a.v, 1 << i), arg ? shuffle(Shfl::Bfly, a.i, 1 << i) : nullptr},
+                              et);
+    std::vector<int> wbits;
+    for (size_t i = 0; i < m->warp.size(); ++i)
+      if (m->warp[i] >= 0 && on_axis(m->warp[i]))
+        wbits.push_back(static_cast<int>(i));
+    if (!wbits.empty()) {
+      const int64_t W = int64_t{1} << wbits.size(), rn = int64_t{1} << R->bits;
+      llvm::Type *rt = reg_type(et);
+      const unsigned vbytes = static_cast<unsigned>(W * rn * type_bytes(rt));
+      llvm::Value *vals = smem(vbytes + static_cast<unsigned>(arg ? W * rn * 4 : 0));
+      llvm::Value *idxs = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), vals, vbytes);
+      llvm::Value *widx = b_.CreateMul(warp_index(wbits), b_.getInt64(rn));
       barrier();
-      acc = b_.CreateLoad(rt, slots);
-      for (int w = 1; w < warps; ++w)
-        acc = combine(kind, acc, b_.CreateLoad(rt, b_.CreateConstInBoundsGEP1_64(rt, slots, w)), et);
+      for (int64_t r = 0; r < R->slots(); ++r) {
+        llvm::Value *at = b_.CreateAdd(widx, element_index(*R, r));
+        b_.CreateStore(acc[r].v, b_.CreateInBoundsGEP(rt, vals, at));
+        if (arg)
+          b_.CreateStore(acc[r].i, b_.CreateInBoundsGEP(b_.getInt32Ty(), idxs, at));
+      }
+      barrier();
+      for (int64_t r = 0; r < R->slots(); ++r) {
+        llvm::Value *lin = element_index(*R, r);
+        for (int64_t w = 0; w < W; ++w) {
+          llvm::Value *at = b_.CreateAdd(b_.getInt64(w * rn), lin);
+          Partial x{b_.CreateLoad(rt, b_.CreateInBoundsGEP(rt, vals, at)),
+                    arg ? b_.CreateLoad(b_.getInt32Ty(), b_.CreateInBoundsGEP(b_.getInt32Ty(), idxs, at)) : nullptr};
+          acc[r] = w ? combine_partial(kind, acc[r], x, et) : x;
+        }
+      }
     }
-    set(res, fresult(acc, et), nullptr);
+    auto result = [&](const Partial &a) { return arg ? a.i : fresult(a.v, et); };
+    if (!res->type.is_block())
+      return set(res, result(acc[0]), nullptr);
+    Lowered l;
+    l.map = R;
+    l.buf = alloc_buffer(res->type, R.get());
+    for (int64_t r = 0; r < R->slots(); ++r)
+      b_.CreateStore(result(acc[r]), slot_ptr(res->type, l.buf, r));
+    vals_[res] = l;
   }
 
   /// On the GPU, a scalar side effect (a store or atomic of one value) runs
@@ -1028,52 +1220,140 @@ private:
     b_.SetInsertPoint(done);
   }
 
-  /// GPU, for each run of V elements of a 1-D access: the run's pointer and
-  /// mask (its first element's: vector_ok checked they stand for the run)
-  /// and `each` of its V elements, handed to `body(run, ptr, mask, values)`.
-  void vector_runs(const Type &shape, const ir::Value *ptr_v, const ir::Value *mask_v,
-                   const std::function<llvm::Value *(const Idx &)> &each,
-                   const std::function<void(llvm::Value *, llvm::Value *, llvm::Value *,
-                                            const std::vector<llvm::Value *> &)> &body) {
-    const int64_t v = vec_of(shape.numel());
-    for_groups(shape, [&](llvm::Value *k, llvm::Value *first, int64_t) {
-      Idx at{};
-      at[0] = first;
-      llvm::Value *ptr = nullptr, *m = nullptr;
-      with_slot(k, 0, v, [&] {
-        ptr = element(ptr_v, at);
-        m = mask_v ? element(mask_v, at) : nullptr;
-      });
-      std::vector<llvm::Value *> vals;
-      for (int64_t j = 0; j < v; ++j) {
-        Idx aj{};
-        aj[0] = j ? b_.CreateAdd(first, b_.getInt64(j)) : first;
-        with_slot(k, j, v, [&] { vals.push_back(each(aj)); });
+  /// GPU: a block load in the layout its pointer asks for, V slots at a
+  /// time where the axis info allows one vector access, else one
+  /// predicated access per element.
+  void lower_load_gpu(const ir::Op &op) {
+    const ir::Value *res = op.result(), *ptr = op.operands[0];
+    const Type et = res->type.element();
+    const bool has_mask = op.i & 1, has_other = op.i & 2;
+    const ir::Value *mask = has_mask ? op.operands[1] : nullptr, *other = has_other ? op.operands[2] : nullptr;
+    const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+    for (const ir::Value *o : op.operands)
+      prepare(o, *m);
+    Lowered l;
+    l.map = m;
+    l.buf = alloc_buffer(res->type, m.get());
+    const int64_t v = vector_width(*m, ptr, mask);
+    std::vector<Idx> idx(m->slots());
+    for_slots(*m, res->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+    with_view(*m, [&] {
+      for (int64_t g = 0; g < m->slots(); g += v) {
+        llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
+        llvm::Value *mk = mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr;
+        std::vector<llvm::Value *> others;
+        for (int64_t j = 0; j < v; ++j)
+          others.push_back(other ? at_slot(g + j, [&] { return element(other, idx[g + j]); })
+                                 : llvm::Constant::getNullValue(reg_type(et)));
+        std::vector<llvm::Value *> got;
+        if (v > 1) {
+          got = vector_load(p, mk, others, et.elem);
+        } else if (mk) {
+          llvm::Value *x = predicated_load(p, mk, others[0], et.elem);
+          got = {x ? x : guarded(mk, [&] { return load_elem(p, et.elem); }, others[0])};
+        } else {
+          got = {load_elem(p, et.elem)};
+        }
+        for (int64_t j = 0; j < v; ++j)
+          b_.CreateStore(got[j], slot_ptr(res->type, l.buf, g + j));
       }
-      body(k, ptr, m, vals);
+      return 0;
     });
+    vals_[res] = l;
+  }
+
+  /// GPU: a block store in its pointer's layout; copies of an element
+  /// (threads beyond a small block) do not store.
+  void lower_store_gpu(const ir::Op &op) {
+    const ir::Value *ptr = op.operands[0], *val = op.operands[1];
+    const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+    const DType et = ptr->type.elem;
+    const MapPtr m = map_for(plan_->access_layout(ptr), ptr->type);
+    for (const ir::Value *o : op.operands)
+      prepare(o, *m);
+    llvm::Value *own = owner(*m);
+    const int64_t v = vector_width(*m, ptr, mask);
+    std::vector<Idx> idx(m->slots());
+    for_slots(*m, ptr->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+    with_view(*m, [&] {
+      for (int64_t g = 0; g < m->slots(); g += v) {
+        llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
+        llvm::Value *mk = and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, own);
+        std::vector<llvm::Value *> vals;
+        for (int64_t j = 0; j < v; ++j)
+          vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
+        if (v > 1) {
+          vector_store(p, mk, vals);
+        } else if (!mk) {
+          b_.CreateStore(vals[0], p);
+        } else if (!predicated_store(p, mk, vals[0])) {
+          guarded(mk, [&]() -> llvm::Value * {
+            b_.CreateStore(vals[0], p);
+            return nullptr;
+          }, nullptr);
+        }
+      }
+      return 0;
+    });
+  }
+
+  /// One atomic read-modify-write (or compare-and-swap) of op at `ptr`,
+  /// with its operands' elements at `idx`; returns the old value as stored.
+  llvm::Value *atomic_at(const ir::Op &op, llvm::Value *ptr, const Idx &idx) {
+    const Type et = op.result()->type.element();
+    const auto order = llvm::AtomicOrdering::AcquireRelease;
+    if (op.kind == OpKind::AtomicCAS) {
+      llvm::Value *cmp = to_mem(element(op.operands[1], idx), et.elem);
+      llvm::Value *val = to_mem(element(op.operands[2], idx), et.elem);
+      llvm::Value *pair =
+          b_.CreateAtomicCmpXchg(ptr, cmp, val, llvm::MaybeAlign(), order, llvm::AtomicOrdering::Monotonic);
+      return b_.CreateExtractValue(pair, 0);
+    }
+    using A = llvm::AtomicRMWInst;
+    const bool fl = et.is_float(), sg = et.is_signed();
+    A::BinOp bop = A::Add;
+    switch (static_cast<ir::AtomicOp>(op.sub)) {
+    case ir::AtomicOp::Add: bop = fl ? A::FAdd : A::Add; break;
+    case ir::AtomicOp::Max: bop = fl ? A::FMax : sg ? A::Max : A::UMax; break;
+    case ir::AtomicOp::Min: bop = fl ? A::FMin : sg ? A::Min : A::UMin; break;
+    case ir::AtomicOp::And: bop = A::And; break;
+    case ir::AtomicOp::Or: bop = A::Or; break;
+    case ir::AtomicOp::Xor: bop = A::Xor; break;
+    case ir::AtomicOp::Xchg: bop = A::Xchg; break;
+    }
+    llvm::Value *val = to_mem(element(op.operands[1], idx), et.elem);
+    return b_.CreateAtomicRMW(bop, ptr, val, llvm::MaybeAlign(), order);
+  }
+
+  /// GPU: a block atomic in its pointer's layout, once per element (copies
+  /// skip it and read no old value).
+  void lower_atomic_gpu(const ir::Op &op) {
+    const ir::Value *res = op.result(), *ptr = op.operands[0];
+    const Type et = res->type.element();
+    const bool has_mask = op.kind == OpKind::AtomicRMW && op.operands.size() > 2;
+    const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+    for (const ir::Value *o : op.operands)
+      prepare(o, *m);
+    llvm::Value *own = owner(*m);
+    Lowered l;
+    l.map = m;
+    l.buf = alloc_buffer(res->type, m.get());
+    for_slots(*m, res->type, [&](int64_t s, const Idx &idx) {
+      llvm::Value *p = element(ptr, idx);
+      llvm::Value *mk = and_mask(has_mask ? element(op.operands[2], idx) : nullptr, own);
+      llvm::Value *old = mk ? guarded(mk, [&] { return atomic_at(op, p, idx); }, nullptr) : atomic_at(op, p, idx);
+      b_.CreateStore(from_mem(old, et.elem), slot_ptr(res->type, l.buf, s));
+    });
+    vals_[res] = l;
   }
 
   void lower_load(const ir::Op &op) {
     const ir::Value *res = op.result();
+    if (gpu_ && res->type.is_block())
+      return lower_load_gpu(op);
     const Type et = res->type.element();
     const bool has_mask = op.i & 1, has_other = op.i & 2;
     llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
-    const int64_t v = res->type.is_block() ? vec_of(res->type.numel()) : 1;
-    if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[1] : nullptr, v)) {
-      vector_runs(
-          res->type, op.operands[0], has_mask ? op.operands[1] : nullptr,
-          [&](const Idx &at) {
-            return has_other ? element(op.operands[2], at) : llvm::Constant::getNullValue(reg_type(et));
-          },
-          [&](llvm::Value *k, llvm::Value *ptr, llvm::Value *m, const std::vector<llvm::Value *> &others) {
-            std::vector<llvm::Value *> vals = vector_load(ptr, m, others, et.elem);
-            for (int64_t j = 0; j < v; ++j)
-              with_slot(k, j, v, [&] { b_.CreateStore(vals[j], buf_ptr(res->type, buf, nullptr)); });
-          });
-      set(res, nullptr, buf);
-      return;
-    }
     llvm::Value *out = nullptr;
     each(res->type, [&](const Idx &idx) {
       llvm::Value *ptr = element(op.operands[0], idx);
@@ -1096,19 +1376,10 @@ private:
   }
 
   void lower_store(const ir::Op &op) {
+    if (gpu_ && op.operands[0]->type.is_block())
+      return lower_store_gpu(op);
     const DType et = op.operands[0]->type.elem;
     const bool has_mask = op.operands.size() > 2;
-    const Type &shape = op.operands[0]->type;
-    const int64_t v = shape.is_block() ? vec_of(shape.numel()) : 1;
-    if (gpu_ && vector_ok(op.operands[0], has_mask ? op.operands[2] : nullptr, v)) {
-      vector_runs(
-          shape, op.operands[0], has_mask ? op.operands[2] : nullptr,
-          [&](const Idx &at) { return to_mem(element(op.operands[1], at), et); },
-          [&](llvm::Value *, llvm::Value *ptr, llvm::Value *m, const std::vector<llvm::Value *> &vals) {
-            vector_store(ptr, m, vals);
-          });
-      return;
-    }
     each(op.operands[0]->type, [&](const Idx &idx) {
       llvm::Value *ptr = element(op.operands[0], idx);
       llvm::Value *v = element(op.operands[1], idx);
@@ -1134,38 +1405,17 @@ private:
 
   void lower_atomic(const ir::Op &op) {
     const ir::Value *res = op.result();
+    if (gpu_ && res->type.is_block())
+      return lower_atomic_gpu(op);
     const Type et = res->type.element();
     llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
     llvm::Value *out = nullptr;
     const bool has_mask = op.kind == OpKind::AtomicRMW && op.operands.size() > 2;
     each(res->type, [&](const Idx &idx) {
       llvm::Value *ptr = element(op.operands[0], idx);
-      auto rmw = [&]() -> llvm::Value * {
-        const auto order = llvm::AtomicOrdering::AcquireRelease;
-        if (op.kind == OpKind::AtomicCAS) {
-          llvm::Value *cmp = to_mem(element(op.operands[1], idx), et.elem);
-          llvm::Value *val = to_mem(element(op.operands[2], idx), et.elem);
-          llvm::Value *pair = b_.CreateAtomicCmpXchg(ptr, cmp, val, llvm::MaybeAlign(), order,
-                                                     llvm::AtomicOrdering::Monotonic);
-          return b_.CreateExtractValue(pair, 0);
-        }
-        using A = llvm::AtomicRMWInst;
-        const bool fl = et.is_float(), sg = et.is_signed();
-        A::BinOp bop = A::Add;
-        switch (static_cast<ir::AtomicOp>(op.sub)) {
-        case ir::AtomicOp::Add: bop = fl ? A::FAdd : A::Add; break;
-        case ir::AtomicOp::Max: bop = fl ? A::FMax : sg ? A::Max : A::UMax; break;
-        case ir::AtomicOp::Min: bop = fl ? A::FMin : sg ? A::Min : A::UMin; break;
-        case ir::AtomicOp::And: bop = A::And; break;
-        case ir::AtomicOp::Or: bop = A::Or; break;
-        case ir::AtomicOp::Xor: bop = A::Xor; break;
-        case ir::AtomicOp::Xchg: bop = A::Xchg; break;
-        }
-        llvm::Value *val = to_mem(element(op.operands[1], idx), et.elem);
-        return b_.CreateAtomicRMW(bop, ptr, val, llvm::MaybeAlign(), order);
-      };
+      auto rmw = [&]() -> llvm::Value * { return atomic_at(op, ptr, idx); };
       llvm::Value *old;
-      if (gpu_ && !res->type.is_block()) {
+      if (gpu_) {
         // A scalar atomic happens once; every thread gets the old value.
         old = from_thread0(mem_type(et.elem),
                            [&] { return has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw(); });
@@ -1274,9 +1524,170 @@ private:
     set(res, out, buf);
   }
 
+  /// A scan along any axis on the GPU, in a layout where each thread holds
+  /// one run along the axis, lanes the next bits and warps the top ones:
+  /// each thread scans its run, a Kogge-Stone scan over the lanes (shfl.up)
+  /// gives each run its lanes' prefix, shared memory the warps' prefix.
+  void lower_scan_gpu(const ir::Op &op) {
+    const ir::Value *src = op.operands[0], *res = op.result();
+    const Type et = src->type.element();
+    const bool sum = static_cast<ir::ScanOp>(op.sub) == ir::ScanOp::Sum;
+    const ir::ReduceOp rk = sum ? ir::ReduceOp::Sum : ir::ReduceOp::Prod;
+    auto comb = [&](llvm::Value *a, llvm::Value *x) { return fresult(combine(rk, a, x, et), et); };
+    const gpu::Shape shape = gpu::shape_of(src->type);
+    const MapPtr m = map_for(plan_->layout(res), res->type);
+    prepare(src, *m);
+    const int off = gpu::dim_offset(shape, op.axis), nb = gpu::log2_exact(shape[op.axis]);
+    const int64_t axis_bits = ((int64_t{1} << nb) - 1) << off;
+    // Slots grouped by their position off the axis, each group in axis order.
+    std::map<int64_t, std::vector<std::pair<int64_t, int64_t>>> groups;
+    for (int64_t s = 0; s < m->slots(); ++s)
+      groups[m->reg_offset(s) & ~axis_bits].push_back({m->reg_offset(s) & axis_bits, s});
+    std::vector<llvm::Value *> incl(m->slots());
+    for_slots(*m, src->type, [&](int64_t s, const Idx &idx) { incl[s] = element(src, idx); });
+    int lanes = 0; // lane bits 0..lanes-1 hold the axis bits above the thread's run
+    while (lanes < gpu::BitMap::kLaneBits && m->lane[lanes] >= 0 && ((int64_t{1} << m->lane[lanes]) & axis_bits))
+      ++lanes;
+    std::vector<int> wbits;
+    for (size_t i = 0; i < m->warp.size(); ++i)
+      if (m->warp[i] >= 0 && ((int64_t{1} << m->warp[i]) & axis_bits))
+        wbits.push_back(static_cast<int>(i));
+    llvm::Value *lane_pos = b_.CreateAnd(lane64_, b_.getInt64((int64_t{1} << lanes) - 1));
+    llvm::Value *ident = identity(rk, et);
+    std::vector<llvm::Value *> lane_incl, lane_excl;
+    for (auto &[key, g] : groups) {
+      std::sort(g.begin(), g.end());
+      for (size_t j = 1; j < g.size(); ++j)
+        incl[g[j].second] = comb(incl[g[j - 1].second], incl[g[j].second]);
+      llvm::Value *x = incl[g.back().second];
+      for (int j = 0; j < lanes; ++j) {
+        llvm::Value *y = shuffle(Shfl::Up, x, 1 << j);
+        x = b_.CreateSelect(b_.CreateICmpUGE(lane_pos, b_.getInt64(1 << j)), comb(y, x), x);
+      }
+      llvm::Value *e = lanes ? shuffle(Shfl::Up, x, 1) : ident;
+      lane_incl.push_back(x);
+      lane_excl.push_back(lanes ? b_.CreateSelect(b_.CreateICmpEQ(lane_pos, b_.getInt64(0)), ident, e) : ident);
+    }
+    std::vector<llvm::Value *> prefix = lane_excl;
+    if (!wbits.empty()) {
+      const int64_t W = int64_t{1} << wbits.size(), n = src->type.numel();
+      llvm::Type *rt = reg_type(et);
+      llvm::Value *base = smem(static_cast<unsigned>(W * n * type_bytes(rt)));
+      llvm::Value *widx = warp_index(wbits);
+      barrier();
+      llvm::BasicBlock *last = new_bb("scan.last"), *done = new_bb("scan.last.end");
+      b_.CreateCondBr(b_.CreateICmpEQ(lane_pos, b_.getInt64((int64_t{1} << lanes) - 1)), last, done);
+      b_.SetInsertPoint(last);
+      size_t gi = 0;
+      for (auto &[key, g] : groups) {
+        llvm::Value *at = b_.CreateAnd(element_index(*m, g.front().second), b_.getInt64(~axis_bits));
+        b_.CreateStore(lane_incl[gi++], b_.CreateInBoundsGEP(rt, base, b_.CreateAdd(b_.CreateMul(widx, b_.getInt64(n)), at)));
+      }
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      barrier();
+      gi = 0;
+      for (auto &[key, g] : groups) {
+        llvm::Value *at = b_.CreateAnd(element_index(*m, g.front().second), b_.getInt64(~axis_bits));
+        llvm::Value *wp = ident;
+        for (int64_t w = 0; w + 1 < W; ++w) {
+          llvm::Value *x = b_.CreateLoad(rt, b_.CreateInBoundsGEP(rt, base, b_.CreateAdd(b_.getInt64(w * n), at)));
+          wp = b_.CreateSelect(b_.CreateICmpULT(b_.getInt64(w), widx), comb(wp, x), wp);
+        }
+        prefix[gi] = comb(wp, prefix[gi]);
+        ++gi;
+      }
+    }
+    Lowered l;
+    l.map = m;
+    l.buf = alloc_buffer(res->type, m.get());
+    size_t gi = 0;
+    for (auto &[key, g] : groups) {
+      for (auto &[pos, s] : g)
+        b_.CreateStore(comb(prefix[gi], incl[s]), slot_ptr(res->type, l.buf, s));
+      ++gi;
+    }
+    vals_[res] = l;
+  }
+
+  /// tl.dot on the GPU with FMAs: both operands go to shared memory (a
+  /// transposed, so that a warp's reads of one k are consecutive), then each
+  /// thread runs over k for its own accumulator slots. Correct for any
+  /// shape; the tensor-core path replaces it later.
+  void lower_dot_gpu(const ir::Op &op) {
+    const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2], *res = op.result();
+    const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+    const Type ot = res->type.element(), it = a->type.element();
+    llvm::Type *rt = reg_type(ot);
+    const MapPtr C = map_for(plan_->layout(res), res->type);
+    const MapPtr A = map_for(plan_->layout(a), a->type), B = map_for(plan_->layout(bm), bm->type);
+    prepare(a, *A);
+    prepare(bm, *B);
+    prepare(acc, *C);
+    llvm::Value *abase = smem(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+    llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
+    barrier();
+    for_slots(*A, a->type, [&](int64_t, const Idx &i) {
+      llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[1], b_.getInt64(M)), i[0]);
+      b_.CreateStore(cast(element(a, i), it, ot), b_.CreateInBoundsGEP(rt, abase, at));
+    });
+    for_slots(*B, bm->type, [&](int64_t, const Idx &i) {
+      llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[0], b_.getInt64(N)), i[1]);
+      b_.CreateStore(cast(element(bm, i), it, ot), b_.CreateInBoundsGEP(rt, bbase, at));
+    });
+    barrier();
+    std::vector<llvm::Value *> init(C->slots()), mi(C->slots()), ni(C->slots());
+    for_slots(*C, res->type, [&](int64_t s, const Idx &i) {
+      init[s] = element(acc, i);
+      mi[s] = i[0];
+      ni[s] = i[1];
+    });
+    // Slots that share a row (column) share its a (b) value at each k.
+    const int nbits = gpu::log2_exact(N);
+    std::map<int64_t, size_t> row_of, col_of;
+    for (int64_t s = 0; s < C->slots(); ++s) {
+      row_of.emplace(C->reg_offset(s) >> nbits, row_of.size());
+      col_of.emplace(C->reg_offset(s) & ((int64_t{1} << nbits) - 1), col_of.size());
+    }
+    llvm::BasicBlock *pre = b_.GetInsertBlock(), *head = new_bb("dot.k"), *exit = new_bb("dot.end");
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2);
+    k->addIncoming(b_.getInt64(0), pre);
+    std::vector<llvm::PHINode *> phis;
+    for (llvm::Value *v : init) {
+      phis.push_back(b_.CreatePHI(rt, 2));
+      phis.back()->addIncoming(v, pre);
+    }
+    std::vector<llvm::Value *> av(row_of.size()), bv(col_of.size()), next(C->slots());
+    for (int64_t s = 0; s < C->slots(); ++s) {
+      llvm::Value *&x = av[row_of.at(C->reg_offset(s) >> nbits)];
+      if (!x)
+        x = b_.CreateLoad(rt, b_.CreateInBoundsGEP(rt, abase, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(M)), mi[s])));
+      llvm::Value *&y = bv[col_of.at(C->reg_offset(s) & ((int64_t{1} << nbits) - 1))];
+      if (!y)
+        y = b_.CreateLoad(rt, b_.CreateInBoundsGEP(rt, bbase, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), ni[s])));
+      next[s] = ot.is_float() ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {rt}, {x, y, phis[s]})
+                              : b_.CreateAdd(phis[s], b_.CreateMul(x, y));
+    }
+    llvm::Value *kn = b_.CreateAdd(k, b_.getInt64(1));
+    llvm::BasicBlock *latch = b_.GetInsertBlock();
+    k->addIncoming(kn, latch);
+    for (int64_t s = 0; s < C->slots(); ++s)
+      phis[s]->addIncoming(next[s], latch);
+    b_.CreateCondBr(b_.CreateICmpULT(kn, b_.getInt64(K)), head, exit);
+    b_.SetInsertPoint(exit);
+    Lowered l;
+    l.map = C;
+    l.buf = alloc_buffer(res->type, C.get());
+    for (int64_t s = 0; s < C->slots(); ++s)
+      b_.CreateStore(fresult(next[s], ot), slot_ptr(res->type, l.buf, s));
+    vals_[res] = l;
+  }
+
   void lower_scan(const ir::Op &op) {
     if (gpu_)
-      unsupported_on_gpu("tl.cumsum / tl.cumprod");
+      return lower_scan_gpu(op);
     const ir::Value *src = op.operands[0], *res = op.result();
     const Type et = src->type.element();
     const int axis = op.axis;
@@ -1310,7 +1721,7 @@ private:
 
   void lower_dot(const ir::Op &op) {
     if (gpu_)
-      unsupported_on_gpu("tl.dot");
+      return lower_dot_gpu(op);
     const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2], *res = op.result();
     const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
     const Type ot = res->type.element(), it = a->type.element();
@@ -1344,20 +1755,31 @@ private:
 
   // ---- control flow ----
 
-  /// Storage for a loop-carried value: a phi for scalars; two buffers whose
-  /// roles swap each iteration for blocks, so that computing the next value
-  /// never overwrites what it reads.
+  /// Storage for a loop-carried value: a phi for scalars; on the CPU two
+  /// buffers whose roles swap each iteration for blocks, so that computing
+  /// the next value never overwrites what it reads; on the GPU a phi per
+  /// slot of the carried layout (the plan gives it the layout of what the
+  /// loop yields, so the yield needs no conversion).
   struct Carried {
-    const ir::Value *init;
+    const ir::Value *init = nullptr;
     llvm::PHINode *phi = nullptr;
     llvm::Value *buf_a = nullptr, *buf_b = nullptr;
+    MapPtr map;
+    std::vector<llvm::Value *> init_slots;
+    std::vector<llvm::PHINode *> slots;
   };
 
-  std::vector<Carried> start_carried(const std::vector<const ir::Value *> &inits) {
+  /// `args`: the region arguments that carry the values (their layouts).
+  std::vector<Carried> start_carried(const std::vector<const ir::Value *> &inits, const std::vector<ir::Value *> &args) {
     std::vector<Carried> cs;
-    for (const ir::Value *v : inits) {
-      Carried c{v};
-      if (v->type.is_block()) {
+    for (size_t i = 0; i < inits.size(); ++i) {
+      const ir::Value *v = inits[i];
+      Carried c;
+      c.init = v;
+      if (v->type.is_block() && gpu_) {
+        c.map = map_for(plan_->layout(args[i]), v->type);
+        c.init_slots = slot_values(v, materialize_gpu(v, c.map));
+      } else if (v->type.is_block()) {
         c.buf_a = alloc_buffer(v->type);
         c.buf_b = alloc_buffer(v->type);
         materialize(v, c.buf_a);
@@ -1367,9 +1789,31 @@ private:
     return cs;
   }
 
+  std::vector<llvm::Value *> slot_values(const ir::Value *v, const Lowered &l) {
+    std::vector<llvm::Value *> r;
+    for (int64_t s = 0; s < l.map->slots(); ++s)
+      r.push_back(b_.CreateLoad(reg_type(v->type.element()), slot_ptr(v->type, l.buf, s)));
+    return r;
+  }
+
+  /// A GPU block held in per-slot SSA values, as a buffer again.
+  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::PHINode *> &vals) {
+    Lowered l;
+    l.map = m;
+    l.buf = alloc_buffer(t, m.get());
+    for (size_t s = 0; s < vals.size(); ++s)
+      b_.CreateStore(vals[s], slot_ptr(t, l.buf, static_cast<int64_t>(s)));
+    return l;
+  }
+
   void make_phis(std::vector<Carried> &cs, llvm::BasicBlock *pre) {
     for (Carried &c : cs) {
-      if (c.buf_a) {
+      if (c.map) {
+        for (llvm::Value *v : c.init_slots) {
+          c.slots.push_back(b_.CreatePHI(v->getType(), 2));
+          c.slots.back()->addIncoming(v, pre);
+        }
+      } else if (c.buf_a) {
         c.phi = b_.CreatePHI(b_.getPtrTy(), 2);
         c.phi->addIncoming(c.buf_a, pre);
       } else {
@@ -1380,37 +1824,60 @@ private:
   }
 
   void bind_carried(const std::vector<Carried> &cs, const std::vector<ir::Value *> &args) {
-    for (size_t i = 0; i < cs.size(); ++i)
-      set(args[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].map)
+        vals_[args[i]] = slots_buffer(args[i]->type, cs[i].map, cs[i].slots);
+      else
+        set(args[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
+    }
   }
 
-  /// Evaluates the yielded values into the next-iteration storage.
-  std::vector<llvm::Value *> yield_carried(const std::vector<Carried> &cs, const std::vector<ir::Value *> &ys) {
-    std::vector<llvm::Value *> next;
+  /// Evaluates the yielded values into the next-iteration storage: per
+  /// carried value, its next phi inputs.
+  std::vector<std::vector<llvm::Value *>> yield_carried(const std::vector<Carried> &cs,
+                                                        const std::vector<ir::Value *> &ys) {
+    std::vector<std::vector<llvm::Value *>> next;
     for (size_t i = 0; i < cs.size(); ++i) {
       const Carried &c = cs[i];
-      if (!c.buf_a) {
-        next.push_back(scalar(ys[i]));
-        continue;
+      if (c.map) {
+        next.push_back(slot_values(ys[i], materialize_gpu(ys[i], c.map)));
+      } else if (!c.buf_a) {
+        next.push_back({scalar(ys[i])});
+      } else {
+        llvm::Value *other = b_.CreateSelect(b_.CreateICmpEQ(c.phi, c.buf_a), c.buf_b, c.buf_a);
+        materialize(ys[i], other);
+        next.push_back({other});
       }
-      llvm::Value *other = b_.CreateSelect(b_.CreateICmpEQ(c.phi, c.buf_a), c.buf_b, c.buf_a);
-      materialize(ys[i], other);
-      next.push_back(other);
     }
     return next;
   }
 
+  void add_incoming(const std::vector<Carried> &cs, const std::vector<std::vector<llvm::Value *>> &next,
+                    llvm::BasicBlock *latch) {
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].map)
+        for (size_t s = 0; s < cs[i].slots.size(); ++s)
+          cs[i].slots[s]->addIncoming(next[i][s], latch);
+      else
+        cs[i].phi->addIncoming(next[i][0], latch);
+    }
+  }
+
   void set_results(const ir::Op &op, const std::vector<Carried> &cs) {
-    for (size_t i = 0; i < cs.size(); ++i)
-      set(op.results[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (cs[i].map)
+        vals_[op.results[i]] = slots_buffer(op.results[i]->type, cs[i].map, cs[i].slots);
+      else
+        set(op.results[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
+    }
   }
 
   void lower_for(const ir::Op &op) {
     llvm::Value *lo = scalar(op.operands[0]), *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
     const bool sg = op.operands[0]->type.is_signed();
     std::vector<const ir::Value *> inits(op.operands.begin() + 3, op.operands.end());
-    std::vector<Carried> cs = start_carried(inits);
     const ir::Block &body = *op.regions[0];
+    std::vector<Carried> cs = start_carried(inits, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
 
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     llvm::BasicBlock *head = new_bb("for"), *loop_body = new_bb("for.body"), *exit = new_bb("for.end");
@@ -1433,12 +1900,11 @@ private:
     bind_carried(cs, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
     lower_ops(body, /*stop_at_terminator=*/true);
     const ir::Op &yield = *body.ops.back();
-    std::vector<llvm::Value *> next = yield_carried(cs, yield.operands);
+    std::vector<std::vector<llvm::Value *>> next = yield_carried(cs, yield.operands);
     llvm::Value *iv_next = b_.CreateAdd(iv, step);
     llvm::BasicBlock *latch = b_.GetInsertBlock();
     iv->addIncoming(iv_next, latch);
-    for (size_t i = 0; i < cs.size(); ++i)
-      cs[i].phi->addIncoming(next[i], latch);
+    add_incoming(cs, next, latch);
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
     set_results(op, cs);
@@ -1446,8 +1912,8 @@ private:
 
   void lower_while(const ir::Op &op) {
     std::vector<const ir::Value *> inits(op.operands.begin(), op.operands.end());
-    std::vector<Carried> cs = start_carried(inits);
     const ir::Block &before = *op.regions[0], &after = *op.regions[1];
+    std::vector<Carried> cs = start_carried(inits, before.args);
 
     llvm::BasicBlock *pre = b_.GetInsertBlock();
     llvm::BasicBlock *head = new_bb("while"), *loop_body = new_bb("while.body"), *exit = new_bb("while.end");
@@ -1463,10 +1929,8 @@ private:
     // The IR generator passes the carried values through the condition unchanged.
     bind_carried(cs, after.args);
     lower_ops(after, true);
-    std::vector<llvm::Value *> next = yield_carried(cs, after.ops.back()->operands);
-    llvm::BasicBlock *latch = b_.GetInsertBlock();
-    for (size_t i = 0; i < cs.size(); ++i)
-      cs[i].phi->addIncoming(next[i], latch);
+    std::vector<std::vector<llvm::Value *>> next = yield_carried(cs, after.ops.back()->operands);
+    add_incoming(cs, next, b_.GetInsertBlock());
     b_.CreateBr(head);
     b_.SetInsertPoint(exit);
     set_results(op, cs);
@@ -1475,8 +1939,11 @@ private:
   void lower_if(const ir::Op &op) {
     llvm::Value *cond = scalar(op.operands[0]);
     std::vector<llvm::Value *> bufs;
-    for (const ir::Value *r : op.results)
-      bufs.push_back(r->type.is_block() ? alloc_buffer(r->type) : nullptr);
+    std::vector<MapPtr> maps;
+    for (const ir::Value *r : op.results) {
+      maps.push_back(gpu_ && r->type.is_block() ? map_for(plan_->layout(r), r->type) : nullptr);
+      bufs.push_back(r->type.is_block() ? alloc_buffer(r->type, maps.back().get()) : nullptr);
+    }
     llvm::BasicBlock *then_bb = new_bb("then"), *else_bb = new_bb("else"), *merge = new_bb("endif");
     b_.CreateCondBr(cond, then_bb, else_bb);
     std::vector<std::pair<std::vector<llvm::Value *>, llvm::BasicBlock *>> incoming;
@@ -1487,7 +1954,9 @@ private:
       const ir::Op &yield = *blk.ops.back();
       std::vector<llvm::Value *> vals;
       for (size_t i = 0; i < op.results.size(); ++i) {
-        if (bufs[i])
+        if (maps[i])
+          materialize_gpu(yield.operands[i], maps[i], bufs[i]);
+        else if (bufs[i])
           materialize(yield.operands[i], bufs[i]);
         else
           vals.push_back(scalar(yield.operands[i]));
@@ -1500,6 +1969,7 @@ private:
     for (size_t i = 0; i < op.results.size(); ++i) {
       if (bufs[i]) {
         set(op.results[i], nullptr, bufs[i]);
+        vals_[op.results[i]].map = maps[i];
         continue;
       }
       llvm::PHINode *phi = b_.CreatePHI(reg_type(op.results[i]->type), 2);
@@ -1547,15 +2017,24 @@ private:
     vals_[res] = l;
     // Recomputing is free for cheap trees; a shared, costly one is stored once.
     if (uses_[res] > 1 && c > 6) {
-      llvm::Value *buf = materialize(res);
-      set(res, nullptr, buf);
+      if (gpu_)
+        vals_[res] = materialize_gpu(res);
+      else
+        set(res, nullptr, materialize(res));
       c = 0;
     }
     cost_[res] = c;
   }
 
   void lower_ops(const ir::Block &blk, bool stop_at_terminator) {
+    // A conversion made in one region is not there in another.
+    converted_.clear();
+    struct Leave {
+      Lowering *l;
+      ~Leave() { l->converted_.clear(); }
+    } leave{this};
     for (const ir::Op *op : blk.ops) {
+      cur_op_ = op;
       switch (op->kind) {
       case OpKind::Load: lower_load(*op); break;
       case OpKind::Store: lower_store(*op); break;
@@ -1679,6 +2158,9 @@ private:
       nprog_[a] = sreg(nctaid[a]);
     }
     tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+    lane64_ = b_.CreateAnd(tid64_, b_.getInt64(31));
+    warp64_ = b_.CreateLShr(tid64_, b_.getInt64(5));
+    prologue_ = b_.GetInsertBlock();
     for (size_t i = 0; i < k.body.args.size(); ++i) {
       const ir::Value *p = k.body.args[i];
       llvm::Value *v = fn->getArg(static_cast<unsigned>(i));
@@ -1688,7 +2170,11 @@ private:
         b_.CreateAlignmentAssumption(mod_->getDataLayout(), v, 16);
       set(p, v, nullptr);
     }
+    // The prologue stays open for per-layout thread index bits until the end.
+    llvm::BasicBlock *body = new_bb("body");
+    b_.SetInsertPoint(body);
     lower_ops(k.body, false);
+    llvm::IRBuilder<>(prologue_).CreateBr(body);
   }
 
   void define_entry(const ir::Function &k, llvm::Function *program) {
@@ -1733,14 +2219,22 @@ private:
   llvm::Function *fn_ = nullptr;
   llvm::Value *pid_[3] = {}, *nprog_[3] = {};
   llvm::Value *tid64_ = nullptr; ///< this thread's index in the CTA (GPU)
-  int foreign_ = 0;              ///< > 0 while reading elements through a broadcast or transpose
-  llvm::Value *cur_slot_ = nullptr; ///< the buffer slot of this thread's current element (GPU)
+  // GPU
+  std::unique_ptr<gpu::LayoutPlan> plan_;
+  const gpu::BitMap *view_ = nullptr; ///< the layout the current element is read in
+  int64_t slot_ = 0;                  ///< and its slot there
+  llvm::BasicBlock *prologue_ = nullptr; ///< the kernel's entry: thread ids and layouts' index bits
+  llvm::Value *lane64_ = nullptr, *warp64_ = nullptr;
+  std::unordered_map<std::string, llvm::Value *> thread_bits_;
+  std::map<std::pair<const ir::Value *, std::string>, Lowered> converted_; ///< conversions of the current block
+  int conversions_ = 0;
+  const ir::Op *cur_op_ = nullptr;
+  std::unordered_map<const ir::Op *, std::string> op_notes_;
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
   llvm::GlobalVariable *smem_ = nullptr;
   unsigned shared_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
-  std::unordered_map<const ir::Value *, AxisInfo> axis_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 

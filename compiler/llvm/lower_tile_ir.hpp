@@ -44,7 +44,8 @@ enum class LoweringTarget : unsigned char { Cpu, Nvptx };
 
 struct LoweringResult {
   std::unique_ptr<llvm::Module> module;
-  unsigned shared_bytes = 0; ///< static shared memory the kernel uses (NVPTX)
+  unsigned shared_bytes = 0; ///< dynamic shared memory the kernel uses (NVPTX)
+  std::string ir_with_layouts; ///< NVPTX: the tile IR with each value's layout and the conversions made
 };
 
 /// Lowers `program` into a new module of `ctx`; the kernel's entry symbol is

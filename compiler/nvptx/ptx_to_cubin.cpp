@@ -158,6 +158,7 @@ Cubin with_resources(Cubin c) {
 } // namespace
 
 std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
+  if (std::getenv("KILN_TMP_PTX")) { FILE *f = std::fopen(std::getenv("KILN_TMP_PTX"), "w"); std::fputs(ptx.c_str(), f); std::fclose(f); }
   if (const NvJitLink *a = load_nvjitlink())
     if (auto c = with_nvjitlink(*a, ptx, sm))
       return with_resources(std::move(*c));
