@@ -653,7 +653,15 @@ private:
     case BinaryOp::Add: return fl ? fresult(b_.CreateFAdd(x, y), t) : b_.CreateAdd(x, y);
     case BinaryOp::Sub: return fl ? fresult(b_.CreateFSub(x, y), t) : b_.CreateSub(x, y);
     case BinaryOp::Mul: return fl ? fresult(b_.CreateFMul(x, y), t) : b_.CreateMul(x, y);
-    case BinaryOp::Div: return fresult(b_.CreateFDiv(x, y), t);
+    case BinaryOp::Div:
+      if (gpu_ && x->getType()->isFloatTy()) {
+        // As Triton: `/` on fp32 is div.full (2 ulp); the IEEE div.rn
+        // expands to a slow path per division that doubled ptxas's time
+        // for softmax. tl.math.div_rn is the exact one.
+        auto *fty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
+        return fresult(b_.CreateCall(llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false), {x, y}), t);
+      }
+      return fresult(b_.CreateFDiv(x, y), t);
     case BinaryOp::IDiv: return int_divrem(x, y, sg, false);
     case BinaryOp::Rem: return fl ? fresult(b_.CreateFRem(x, y), t) : int_divrem(x, y, sg, true);
     case BinaryOp::And: return b_.CreateAnd(x, y);
