@@ -23,6 +23,20 @@ int64_t AxisInfoAnalysis::pow2_divisor(int64_t v) {
   return d;
 }
 
+AxisInfoAnalysis::AxisInfoAnalysis(const ir::Program &p) {
+  for (const auto &f : p.functions)
+    find_loops(f->body);
+}
+
+void AxisInfoAnalysis::find_loops(const ir::Block &b) {
+  for (const ir::Op *op : b.ops) {
+    if (op->kind == ir::OpKind::For)
+      induction_[op->regions[0]->args[0]] = op;
+    for (const ir::Block *r : op->regions)
+      find_loops(*r);
+  }
+}
+
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
   if (auto it = memo_.find(v); it != memo_.end())
     return it->second;
@@ -37,6 +51,11 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
   const int rank = std::max<int>(v->type.rank, 1);
   auto extent = [&](int d) { return v->type.rank ? v->type.shape[d] : int64_t{1}; };
   if (!v->def) {
+    if (auto it = induction_.find(v); it != induction_.end()) {
+      // lower + k * step
+      a.div[0] = std::gcd(get(it->second->operands[0]).div[0], get(it->second->operands[2]).div[0]);
+      return a;
+    }
     // A parameter: D is 16 (bytes for pointers, the value for integers).
     a.div.fill(v->facts.divisible16 ? 16 : 1);
     return a;

@@ -21,6 +21,11 @@ struct AxisInfo {
 
 class AxisInfoAnalysis {
 public:
+  AxisInfoAnalysis() = default;
+  /// Also knows the induction variables of `p`'s loops: a multiple of the
+  /// step's divisor from a multiple of it.
+  explicit AxisInfoAnalysis(const ir::Program &p);
+
   /// Computed on first use and remembered; values must outlive the analysis.
   const AxisInfo &get(const ir::Value *v);
 
@@ -29,7 +34,9 @@ public:
 
 private:
   AxisInfo compute(const ir::Value *v);
+  void find_loops(const ir::Block &b);
   std::unordered_map<const ir::Value *, AxisInfo> memo_;
+  std::unordered_map<const ir::Value *, const ir::Op *> induction_; ///< induction variable -> its For
 };
 
 } // namespace kiln::analysis

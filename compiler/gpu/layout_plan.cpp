@@ -10,7 +10,7 @@ using ir::OpKind;
 
 Shape shape_of(const ir::Type &t) { return Shape(t.shape.begin(), t.shape.begin() + t.rank); }
 
-LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps) {
+LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps), axis_(p) {
   // Loop-carried layouts feed back into the values they are computed from:
   // iterate until they stop changing (each round can only fill in more).
   for (int round = 0; round < 8; ++round) {
