@@ -55,7 +55,8 @@ TEST_CASE("axis info: base + arange is contiguous, aligned by the D attribute") 
   CHECK(a.get(ps).constancy[0] == 128);
 }
 
-TEST_CASE("axis info: a row-major 2-D tile is contiguous along its columns, constant rows broadcast") {
+TEST_CASE(
+    "axis info: a row-major 2-D tile is contiguous along its columns, constant rows broadcast") {
   Fixture x;
   ir::Value *p = x.param(Type::ptr(DType::f16), true);
   ir::Value *stride = x.param(Type::scalar(DType::i32), true);
@@ -63,10 +64,12 @@ TEST_CASE("axis info: a row-major 2-D tile is contiguous along its columns, cons
   ir::Value *r2 = x.expand(rows, 1, block(DType::i32, {16, 1}));
   ir::Value *c2 = x.expand(cols, 0, block(DType::i32, {1, 64}));
   ir::Value *s2 = x.op(OpKind::Splat, {stride}, block(DType::i32, {16, 1}));
-  ir::Value *ro = x.op(OpKind::Binary, {r2, s2}, block(DType::i32, {16, 1}), static_cast<uint8_t>(ir::BinaryOp::Mul));
+  ir::Value *ro = x.op(OpKind::Binary, {r2, s2}, block(DType::i32, {16, 1}),
+                       static_cast<uint8_t>(ir::BinaryOp::Mul));
   ir::Value *rb = x.op(OpKind::Broadcast, {ro}, block(DType::i32, {16, 64}));
   ir::Value *cb = x.op(OpKind::Broadcast, {c2}, block(DType::i32, {16, 64}));
-  ir::Value *off = x.op(OpKind::Binary, {rb, cb}, block(DType::i32, {16, 64}), static_cast<uint8_t>(ir::BinaryOp::Add));
+  ir::Value *off = x.op(OpKind::Binary, {rb, cb}, block(DType::i32, {16, 64}),
+                        static_cast<uint8_t>(ir::BinaryOp::Add));
   ir::Value *ps = x.op(OpKind::Splat, {p}, block(DType::f16, {16, 64}, true));
   ir::Value *addr = x.op(OpKind::AddPtr, {ps, off}, block(DType::f16, {16, 64}, true));
   analysis::AxisInfoAnalysis a;

@@ -8,10 +8,13 @@
 using namespace kiln::gpu;
 
 namespace {
-std::vector<int> lanes(const BitMap &m) { return {m.lane.begin(), m.lane.end()}; }
+std::vector<int> lanes(const BitMap &m) {
+  return {m.lane.begin(), m.lane.end()};
+}
 } // namespace
 
-TEST_CASE("layout: the default blocked layout of a 16x64 tile runs 4 along rows, lanes then warps") {
+TEST_CASE(
+    "layout: the default blocked layout of a 16x64 tile runs 4 along rows, lanes then warps") {
   EncodingPtr e = default_blocked({16, 64}, 4, 4);
   CHECK(e->str() == "#blocked<spt=[1,4] tpw=[2,16] wpc=[4,1] order=[1,0]>");
   const BitMap m = map_of(*e, {16, 64}, 4);
@@ -49,7 +52,8 @@ TEST_CASE("layout: small blocks leave lanes and warps holding copies") {
   CHECK(m.copy_warp_mask() == 0b11);
 }
 
-TEST_CASE("layout: a transpose reads a permuted blocked layout in place, and the original needs a conversion") {
+TEST_CASE("layout: a transpose reads a permuted blocked layout in place, and the original needs a "
+          "conversion") {
   EncodingPtr e = default_blocked({32, 64}, 4, 4);
   const BitMap x = map_of(*e, {32, 64}, 4);
   const EncodingPtr t = blocked({4, 1}, {16, 2}, {1, 4}, {0, 1}); // e with its dims swapped
@@ -60,7 +64,8 @@ TEST_CASE("layout: a transpose reads a permuted blocked layout in place, and the
   CHECK_FALSE(slot_map(view_through_trans(coalesced, {64, 32}, {1, 0}), x));
 }
 
-TEST_CASE("layout: a scan layout gives each thread one run along the axis, then lanes, then warps") {
+TEST_CASE(
+    "layout: a scan layout gives each thread one run along the axis, then lanes, then warps") {
   const BitMap m = map_of(*scan_blocked({1024}, 0, 4), {1024}, 4);
   CHECK(m.reg == std::vector<int>{0, 1, 2});
   CHECK(lanes(m) == std::vector<int>{3, 4, 5, 6, 7});

@@ -10,7 +10,9 @@ namespace {
 
 constexpr int64_t kBig = int64_t{1} << 30;
 
-int64_t cap(int64_t v) { return std::min(v, kBig); }
+int64_t cap(int64_t v) {
+  return std::min(v, kBig);
+}
 
 } // namespace
 
@@ -83,7 +85,8 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       const auto b = static_cast<BinaryOp>(op.sub);
       a.constancy[d] = std::gcd(x.constancy[d], y.constancy[d]);
       if (b == BinaryOp::Add || b == BinaryOp::Sub) {
-        a.contig[d] = std::max(std::gcd(x.contig[d], y.constancy[d]), std::gcd(y.contig[d], x.constancy[d]));
+        a.contig[d] =
+            std::max(std::gcd(x.contig[d], y.constancy[d]), std::gcd(y.contig[d], x.constancy[d]));
         a.div[d] = std::gcd(x.div[d], y.div[d]);
       } else if (b == BinaryOp::Mul) {
         a.div[d] = cap(x.div[d] * y.div[d]);
@@ -92,7 +95,8 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
     }
     case OpKind::AddPtr: {
       const AxisInfo p = in(0), o = in(1);
-      a.contig[d] = std::max(std::gcd(p.contig[d], o.constancy[d]), std::gcd(o.contig[d], p.constancy[d]));
+      a.contig[d] =
+          std::max(std::gcd(p.contig[d], o.constancy[d]), std::gcd(o.contig[d], p.constancy[d]));
       a.div[d] = std::gcd(p.div[d], cap(o.div[d] * elem));
       a.constancy[d] = std::gcd(p.constancy[d], o.constancy[d]);
       break;
@@ -102,9 +106,11 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       const AxisInfo x = in(0), y = in(1);
       a.constancy[d] = std::gcd(x.constancy[d], y.constancy[d]);
       if (y.constancy[d] >= n && x.contig[d] > 1)
-        a.constancy[d] = std::max(a.constancy[d], std::gcd(x.contig[d], std::gcd(x.div[d], y.div[d])));
+        a.constancy[d] =
+            std::max(a.constancy[d], std::gcd(x.contig[d], std::gcd(x.div[d], y.div[d])));
       if (x.constancy[d] >= n && y.contig[d] > 1)
-        a.constancy[d] = std::max(a.constancy[d], std::gcd(y.contig[d], std::gcd(x.div[d], y.div[d])));
+        a.constancy[d] =
+            std::max(a.constancy[d], std::gcd(y.contig[d], std::gcd(x.div[d], y.div[d])));
       break;
     }
     case OpKind::Select: {
@@ -149,7 +155,8 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       a.constancy[d] = s.constancy[sd];
       break;
     }
-    default: break;
+    default:
+      break;
     }
   }
   return a;

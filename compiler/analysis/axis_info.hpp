@@ -36,7 +36,8 @@ private:
   AxisInfo compute(const ir::Value *v);
   void find_loops(const ir::Block &b);
   std::unordered_map<const ir::Value *, AxisInfo> memo_;
-  std::unordered_map<const ir::Value *, const ir::Op *> induction_; ///< induction variable -> its For
+  std::unordered_map<const ir::Value *, const ir::Op *>
+      induction_; ///< induction variable -> its For
 };
 
 } // namespace kiln::analysis

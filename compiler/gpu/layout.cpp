@@ -77,8 +77,10 @@ int64_t tile(const Encoding &e, int d) {
   switch (e.kind) {
   case Encoding::Kind::Blocked:
     return int64_t{e.size_per_thread[d]} * e.threads_per_warp[d] * e.warps_per_cta[d];
-  case Encoding::Kind::Slice: return tile(*e.parent, d >= e.dim ? d + 1 : d);
-  case Encoding::Kind::Linear: return e.linear_shape[d];
+  case Encoding::Kind::Slice:
+    return tile(*e.parent, d >= e.dim ? d + 1 : d);
+  case Encoding::Kind::Linear:
+    return e.linear_shape[d];
   }
   return 1;
 }
@@ -110,14 +112,18 @@ uint32_t BitMap::copy_warp_mask() const {
 }
 
 std::string BitMap::str() const {
-  return "reg=" + list(reg) + " lane=" + list(std::vector<int>(lane.begin(), lane.end())) + " warp=" + list(warp);
+  return "reg=" + list(reg) + " lane=" + list(std::vector<int>(lane.begin(), lane.end())) +
+         " warp=" + list(warp);
 }
 
 int Encoding::rank() const {
   switch (kind) {
-  case Kind::Blocked: return static_cast<int>(order.size());
-  case Kind::Slice: return parent->rank() - 1;
-  case Kind::Linear: return static_cast<int>(linear_shape.size());
+  case Kind::Blocked:
+    return static_cast<int>(order.size());
+  case Kind::Slice:
+    return parent->rank() - 1;
+  case Kind::Linear:
+    return static_cast<int>(linear_shape.size());
   }
   return 0;
 }
@@ -125,15 +131,18 @@ int Encoding::rank() const {
 std::string Encoding::str() const {
   switch (kind) {
   case Kind::Blocked:
-    return "#blocked<spt=" + list(size_per_thread) + " tpw=" + list(threads_per_warp) + " wpc=" + list(warps_per_cta) +
-           " order=" + list(order) + ">";
-  case Kind::Slice: return "#slice<dim=" + std::to_string(dim) + " " + parent->str() + ">";
-  case Kind::Linear: return "#linear<" + linear.str() + ">";
+    return "#blocked<spt=" + list(size_per_thread) + " tpw=" + list(threads_per_warp) +
+           " wpc=" + list(warps_per_cta) + " order=" + list(order) + ">";
+  case Kind::Slice:
+    return "#slice<dim=" + std::to_string(dim) + " " + parent->str() + ">";
+  case Kind::Linear:
+    return "#linear<" + linear.str() + ">";
   }
   return "";
 }
 
-EncodingPtr blocked(std::vector<int> spt, std::vector<int> tpw, std::vector<int> wpc, std::vector<int> order) {
+EncodingPtr blocked(std::vector<int> spt, std::vector<int> tpw, std::vector<int> wpc,
+                    std::vector<int> order) {
   auto e = std::make_shared<Encoding>();
   e->kind = Encoding::Kind::Blocked;
   e->size_per_thread = std::move(spt);
@@ -210,7 +219,8 @@ BitMap map_of(const Encoding &e, const Shape &shape, int num_warps) {
       parent_shape = e.parent->linear_shape;
     return drop_dim(map_of(*e.parent, parent_shape, num_warps), parent_shape, e.dim);
   }
-  case Encoding::Kind::Blocked: break;
+  case Encoding::Kind::Blocked:
+    break;
   }
   BitMap m;
   m.bits = total_bits(shape);
@@ -227,14 +237,17 @@ BitMap map_of(const Encoding &e, const Shape &shape, int num_warps) {
       m.lane.at(li++) = pos < nb ? base + pos : -1;
     for (int i = 0; i < log2_exact(e.warps_per_cta[d]); ++i, ++pos) {
       if (wi >= warp_bits)
-        throw std::logic_error("kiln internal error: a blocked layout for more warps than the kernel has");
+        throw std::logic_error(
+            "kiln internal error: a blocked layout for more warps than the kernel has");
       m.warp[wi++] = pos < nb ? base + pos : -1;
     }
     for (; pos < nb; ++pos)
       wrap.push_back(base + pos);
   }
   if (li != BitMap::kLaneBits || wi != warp_bits)
-    throw std::logic_error("kiln internal error: a blocked layout that does not use 32 lanes and every warp: " + e.str());
+    throw std::logic_error(
+        "kiln internal error: a blocked layout that does not use 32 lanes and every warp: " +
+        e.str());
   m.reg.insert(m.reg.end(), wrap.begin(), wrap.end());
   return m;
 }

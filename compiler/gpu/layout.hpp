@@ -23,8 +23,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::gpu {
@@ -34,10 +34,10 @@ using Shape = std::vector<int64_t>;
 
 struct BitMap {
   static constexpr int kLaneBits = 5;
-  int bits = 0;              ///< log2 of the number of elements
-  std::vector<int> reg;      ///< per slot bit: the element-index bit it sets, or -1
+  int bits = 0;         ///< log2 of the number of elements
+  std::vector<int> reg; ///< per slot bit: the element-index bit it sets, or -1
   std::array<int, kLaneBits> lane{-1, -1, -1, -1, -1};
-  std::vector<int> warp;     ///< per warp-number bit
+  std::vector<int> warp; ///< per warp-number bit
 
   int64_t slots() const { return int64_t{1} << reg.size(); }
   /// The element-index bits slot `s` sets.
@@ -69,13 +69,15 @@ struct Encoding {
   std::string str() const;
 };
 
-EncodingPtr blocked(std::vector<int> spt, std::vector<int> tpw, std::vector<int> wpc, std::vector<int> order);
+EncodingPtr blocked(std::vector<int> spt, std::vector<int> tpw, std::vector<int> wpc,
+                    std::vector<int> order);
 EncodingPtr slice(EncodingPtr parent, int dim);
 EncodingPtr linear(BitMap map, Shape shape);
 
 /// The default layout of a shape: runs of `vec` elements along `order[0]`,
 /// lanes then warps filling dims in `order`, extra threads holding copies.
-EncodingPtr default_blocked(const Shape &shape, int num_warps, int vec, std::vector<int> order = {});
+EncodingPtr default_blocked(const Shape &shape, int num_warps, int vec,
+                            std::vector<int> order = {});
 
 /// A layout for scanning along `axis`: along it every thread holds one
 /// contiguous run, lanes and warps follow in order, nothing wraps around.

@@ -8,7 +8,9 @@ namespace kiln::gpu {
 
 using ir::OpKind;
 
-Shape shape_of(const ir::Type &t) { return Shape(t.shape.begin(), t.shape.begin() + t.rank); }
+Shape shape_of(const ir::Type &t) {
+  return Shape(t.shape.begin(), t.shape.begin() + t.rank);
+}
 
 LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps), axis_(p) {
   // Loop-carried layouts feed back into the values they are computed from:
@@ -60,7 +62,8 @@ void LayoutPlan::settle(const ir::Block &b, bool &changed) {
       }
     } else if (op->kind == OpKind::If) {
       for (size_t i = 0; i < op->results.size(); ++i) {
-        EncodingPtr e = pick(op->regions[0]->ops.back()->operands[i], op->regions[1]->ops.back()->operands[i]);
+        EncodingPtr e =
+            pick(op->regions[0]->ops.back()->operands[i], op->regions[1]->ops.back()->operands[i]);
         carry(op->results[i], e, changed);
       }
     }
@@ -84,7 +87,8 @@ EncodingPtr LayoutPlan::layout(const ir::Value *v) {
 
 EncodingPtr LayoutPlan::default_layout(const ir::Type &t) const {
   const int64_t per_thread = t.numel() / (32 * warps_);
-  return default_blocked(shape_of(t), warps_, static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
+  return default_blocked(shape_of(t), warps_,
+                         static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
 }
 
 EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
@@ -101,7 +105,8 @@ EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
     if (d != fast)
       order.push_back(d);
   const int64_t bytes = static_cast<int64_t>(dtype_size(ptr->type.elem));
-  int64_t vec = std::max<int64_t>(std::min<int64_t>(a.contig[fast], 16 / std::max<int64_t>(bytes, 1)), 1);
+  int64_t vec =
+      std::max<int64_t>(std::min<int64_t>(a.contig[fast], 16 / std::max<int64_t>(bytes, 1)), 1);
   vec = std::min<int64_t>(vec, std::max<int64_t>(ptr->type.numel() / (32 * warps_), 1));
   while (vec & (vec - 1))
     vec &= vec - 1;
@@ -117,21 +122,28 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   switch (op.kind) {
   case OpKind::Constant:
   case OpKind::Splat:
-  case OpKind::Arange: return nullptr;
+  case OpKind::Arange:
+    return nullptr;
   case OpKind::Load:
   case OpKind::AtomicRMW:
-  case OpKind::AtomicCAS: return access_layout(op.operands[0]);
-  case OpKind::Reduce: return slice(layout(op.operands[0]), op.axis);
-  case OpKind::Scan: return scan_blocked(shape_of(v->type), op.axis, warps_);
-  case OpKind::Dot: return default_layout(v->type);
+  case OpKind::AtomicCAS:
+    return access_layout(op.operands[0]);
+  case OpKind::Reduce:
+    return slice(layout(op.operands[0]), op.axis);
+  case OpKind::Scan:
+    return scan_blocked(shape_of(v->type), op.axis, warps_);
+  case OpKind::Dot:
+    return default_layout(v->type);
   case OpKind::For:
   case OpKind::While:
   case OpKind::If: {
     auto it = carried_.find(v);
     return it == carried_.end() ? nullptr : it->second;
   }
-  case OpKind::Call: return nullptr;
-  default: break;
+  case OpKind::Call:
+    return nullptr;
+  default:
+    break;
   }
   // Elementwise and shape ops: the first operand that has a layout.
   const ir::Value *from = nullptr;
@@ -160,11 +172,13 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
       for (int d : e->order)
         order.push_back(d >= op.axis ? d + 1 : d);
       order.push_back(op.axis);
-      return blocked(ins(e->size_per_thread), ins(e->threads_per_warp), ins(e->warps_per_cta), order);
+      return blocked(ins(e->size_per_thread), ins(e->threads_per_warp), ins(e->warps_per_cta),
+                     order);
     }
     return linear(map(e, from->type), shape_of(v->type)); // a dim of 1 adds no index bits
   }
-  case OpKind::Reshape: return linear(map(e, from->type), shape_of(v->type)); // same row-major index
+  case OpKind::Reshape:
+    return linear(map(e, from->type), shape_of(v->type)); // same row-major index
   case OpKind::Trans: {
     if (e->kind == Encoding::Kind::Blocked) {
       auto perm = [&](const std::vector<int> &x) {
@@ -178,11 +192,14 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
         inv[op.ints[d]] = static_cast<int>(d);
       for (int d : e->order)
         order.push_back(inv[d]);
-      return blocked(perm(e->size_per_thread), perm(e->threads_per_warp), perm(e->warps_per_cta), order);
+      return blocked(perm(e->size_per_thread), perm(e->threads_per_warp), perm(e->warps_per_cta),
+                     order);
     }
-    return linear(trans_forward(map(e, from->type), shape_of(from->type), op.ints), shape_of(v->type));
+    return linear(trans_forward(map(e, from->type), shape_of(from->type), op.ints),
+                  shape_of(v->type));
   }
-  default: return from->type.same_shape(v->type) ? e : nullptr;
+  default:
+    return from->type.same_shape(v->type) ? e : nullptr;
   }
 }
 

@@ -39,7 +39,9 @@ public:
   EncodingPtr layout(const ir::Value *v);
   /// The layout of a load, store or atomic through block pointer `ptr`.
   EncodingPtr access_layout(const ir::Value *ptr);
-  BitMap map(const EncodingPtr &e, const ir::Type &t) const { return map_of(*e, shape_of(t), warps_); }
+  BitMap map(const EncodingPtr &e, const ir::Type &t) const {
+    return map_of(*e, shape_of(t), warps_);
+  }
   analysis::AxisInfoAnalysis &axis() { return axis_; }
 
 private:
@@ -50,7 +52,8 @@ private:
 
   int warps_;
   analysis::AxisInfoAnalysis axis_;
-  std::unordered_map<const ir::Value *, EncodingPtr> carried_; ///< block args and results of control flow
+  std::unordered_map<const ir::Value *, EncodingPtr>
+      carried_; ///< block args and results of control flow
   std::unordered_map<const ir::Value *, EncodingPtr> memo_;
 };
 

@@ -24,7 +24,8 @@ std::string find_libdevice() {
       roots.emplace_back(v);
   roots.emplace_back("/usr/local/cuda");
   for (const std::string &r : roots) {
-    const std::filesystem::path p = std::filesystem::path(r) / "nvvm" / "libdevice" / "libdevice.10.bc";
+    const std::filesystem::path p =
+        std::filesystem::path(r) / "nvvm" / "libdevice" / "libdevice.10.bc";
     std::error_code ec;
     if (std::filesystem::exists(p, ec))
       return p.string();
@@ -45,9 +46,10 @@ void link_libdevice(llvm::Module &m) {
     return;
   const std::string path = find_libdevice();
   if (path.empty())
-    throw Error("this kernel needs " + first +
-                " from the CUDA toolkit's libdevice (nvvm/libdevice/libdevice.10.bc), which is not under "
-                "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda; set CUDA_HOME to the toolkit");
+    throw Error(
+        "this kernel needs " + first +
+        " from the CUDA toolkit's libdevice (nvvm/libdevice/libdevice.10.bc), which is not under "
+        "$CUDA_HOME, $CUDA_PATH or /usr/local/cuda; set CUDA_HOME to the toolkit");
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     throw Error("cannot read " + path + ": " + buf.getError().message());
