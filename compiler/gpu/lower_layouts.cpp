@@ -87,7 +87,7 @@ auto Lowering::read_held(const ir::Value *v, const Lowered &l) -> llvm::Value * 
 }
 
 auto Lowering::prepare(const ir::Value *v, const gpu::BitMap &view) -> void {
-  if (!gpu_ || !v->type.is_block())
+  if (!distributed_ || !v->type.is_block())
     return;
   std::set<std::pair<const ir::Value *, std::string>> seen;
   prepare_tree(v, view, seen);
@@ -139,12 +139,13 @@ auto Lowering::convert(const ir::Value *v, const Lowered &from, const MapPtr &to
   auto pad = [&](llvm::Value *lin) {
     return b_.CreateAdd(lin, b_.CreateLShr(lin, b_.getInt64(5)));
   };
-  llvm::Value *base = smem(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
-  barrier();
+  llvm::Value *base =
+      target_->shared_memory(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
+  target_->barrier();
   for (int64_t s = 0; s < from.map->slots(); ++s)
     b_.CreateStore(b_.CreateLoad(et, slot_ptr(v->type, from.buf, s)),
                    b_.CreateInBoundsGEP(et, base, pad(element_index(*from.map, s))));
-  barrier();
+  target_->barrier();
   Lowered r;
   r.map = to;
   r.buf = alloc_buffer(v->type, to.get());

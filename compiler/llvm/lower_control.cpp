@@ -13,7 +13,7 @@ auto Lowering::start_carried(const std::vector<const ir::Value *> &inits,
     const ir::Value *v = inits[i];
     Carried c;
     c.init = v;
-    if (v->type.is_block() && gpu_) {
+    if (v->type.is_block() && distributed_) {
       c.map = map_for(plan_->layout(args[i]), v->type);
       c.init_slots = slot_values(v, materialize_gpu(v, c.map));
     } else if (v->type.is_block()) {
@@ -183,7 +183,7 @@ auto Lowering::lower_if(const ir::Op &op) -> void {
   std::vector<llvm::Value *> bufs;
   std::vector<MapPtr> maps;
   for (const ir::Value *r : op.results) {
-    maps.push_back(gpu_ && r->type.is_block() ? map_for(plan_->layout(r), r->type) : nullptr);
+    maps.push_back(distributed_ && r->type.is_block() ? map_for(plan_->layout(r), r->type) : nullptr);
     bufs.push_back(r->type.is_block() ? alloc_buffer(r->type, maps.back().get()) : nullptr);
   }
   llvm::BasicBlock *then_bb = new_bb("then"), *else_bb = new_bb("else"), *merge = new_bb("endif");

@@ -18,9 +18,10 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
   prepare(a, *A);
   prepare(bm, *B);
   prepare(acc, *C);
-  llvm::Value *abase = smem(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+  llvm::Value *abase =
+      target_->shared_memory(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
   llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
-  barrier();
+  target_->barrier();
   for_slots(*A, a->type, [&](int64_t, const Idx &i) {
     llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[1], b_.getInt64(M)), i[0]);
     b_.CreateStore(cast(element(a, i), it, ot), b_.CreateInBoundsGEP(rt, abase, at));
@@ -29,7 +30,7 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
     llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[0], b_.getInt64(N)), i[1]);
     b_.CreateStore(cast(element(bm, i), it, ot), b_.CreateInBoundsGEP(rt, bbase, at));
   });
-  barrier();
+  target_->barrier();
   std::vector<llvm::Value *> init(C->slots()), mi(C->slots()), ni(C->slots());
   for_slots(*C, res->type, [&](int64_t s, const Idx &i) {
     init[s] = element(acc, i);
@@ -82,7 +83,7 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
 }
 
 auto Lowering::lower_dot(const ir::Op &op) -> void {
-  if (gpu_)
+  if (distributed_)
     return lower_dot_gpu(op);
   const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
                   *res = op.result();

@@ -1,7 +1,7 @@
 // Scalar arithmetic, per element, for every target: casts, the rounding of
 // f16/bf16 held as float, integer division that never traps, and unary/
 // binary, the one entry point for elementwise math (a target adds its own
-// through gpu_math).
+// through TargetLowering::unary_math / binary_math).
 #include "compiler/llvm/lowering.hpp"
 
 #include <llvm/IR/InlineAsm.h>
@@ -127,6 +127,8 @@ auto Lowering::math_call(const char *f32name, const char *f64name, llvm::Value *
 }
 
 auto Lowering::binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t) -> llvm::Value * {
+  if (llvm::Value *r = target_->binary_math(op, x, y, t))
+    return r;
   const bool fl = t.is_float(), sg = t.is_signed();
   switch (op) {
   case BinaryOp::Add:
@@ -136,17 +138,6 @@ auto Lowering::binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t
   case BinaryOp::Mul:
     return fl ? fresult(b_.CreateFMul(x, y), t) : b_.CreateMul(x, y);
   case BinaryOp::Div:
-    if (gpu_ && x->getType()->isFloatTy()) {
-      // As Triton: `/` on fp32 is div.full (2 ulp); the IEEE div.rn
-      // expands to a slow path per division that doubled ptxas's time
-      // for softmax. tl.math.div_rn is the exact one.
-      auto *fty =
-          llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
-      return fresult(
-          b_.CreateCall(llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false),
-                        {x, y}),
-          t);
-    }
     return fresult(b_.CreateFDiv(x, y), t);
   case BinaryOp::IDiv:
     return int_divrem(x, y, sg, false);
@@ -175,12 +166,6 @@ auto Lowering::binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t
     return b_.CreateTrunc(b_.CreateLShr(p, w), x->getType());
   }
   case BinaryOp::Pow:
-    if (gpu_) { // NVPTX has no pow instruction: libdevice's
-      const bool dbl = x->getType()->isDoubleTy();
-      llvm::FunctionCallee fn = mod_->getOrInsertFunction(dbl ? "__nv_pow" : "__nv_powf",
-                                                          x->getType(), x->getType(), x->getType());
-      return fresult(b_.CreateCall(fn, {x, y}), t);
-    }
     return fresult(b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y), t);
   }
   return nullptr;
@@ -223,9 +208,8 @@ auto Lowering::compare(ir::ComparePred p, llvm::Value *x, llvm::Value *y, const 
 auto Lowering::unary(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::Value * {
   using I = llvm::Intrinsic::ID;
   auto intr = [&](I id) { return fresult(b_.CreateUnaryIntrinsic(id, x), t); };
-  if (gpu_)
-    if (llvm::Value *r = gpu_math(u, x, t))
-      return r;
+  if (llvm::Value *r = target_->unary_math(u, x, t))
+    return r;
   switch (u) {
   case UnaryOp::Neg:
     return t.is_float() ? b_.CreateFNeg(x) : b_.CreateNeg(x);

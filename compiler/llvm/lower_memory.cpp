@@ -78,7 +78,7 @@ auto Lowering::each(const Type &shape, const std::function<void(const Idx &)> &f
 }
 
 auto Lowering::lower_assert(const ir::Op &op) -> void {
-  if (gpu_ || !assert_record_)
+  if (distributed_ || !assert_record_)
     return;
   llvm::Constant *msg = b_.CreateGlobalStringPtr(op.str, "kiln.assert.msg");
   each(op.operands[0]->type, [&](const Idx &idx) {
@@ -98,7 +98,7 @@ auto Lowering::lower_assert(const ir::Op &op) -> void {
 }
 
 auto Lowering::once(const std::function<void()> &f) -> void {
-  if (!gpu_) {
+  if (!distributed_) {
     f();
     return;
   }
@@ -135,9 +135,9 @@ auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
                                : llvm::Constant::getNullValue(reg_type(et)));
       std::vector<llvm::Value *> got;
       if (v > 1) {
-        got = vector_load(p, mk, others, et.elem);
+        got = target_->vector_load(p, mk, others, et.elem);
       } else if (mk) {
-        llvm::Value *x = predicated_load(p, mk, others[0], et.elem);
+        llvm::Value *x = target_->masked_load(p, mk, others[0], et.elem);
         got = {x ? x
                  : guarded(
                        mk, [&] { return load_elem(p, et.elem); }, others[0])};
@@ -172,10 +172,10 @@ auto Lowering::lower_store_gpu(const ir::Op &op) -> void {
       for (int64_t j = 0; j < v; ++j)
         vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
       if (v > 1) {
-        vector_store(p, mk, vals);
+        target_->vector_store(p, mk, vals);
       } else if (!mk) {
         b_.CreateStore(vals[0], p);
-      } else if (!predicated_store(p, mk, vals[0])) {
+      } else if (!target_->masked_store(p, mk, vals[0])) {
         guarded(
             mk,
             [&]() -> llvm::Value * {
@@ -253,7 +253,7 @@ auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
 
 auto Lowering::lower_load(const ir::Op &op) -> void {
   const ir::Value *res = op.result();
-  if (gpu_ && res->type.is_block())
+  if (distributed_ && res->type.is_block())
     return lower_load_gpu(op);
   const Type et = res->type.element();
   const bool has_mask = op.i & 1, has_other = op.i & 2;
@@ -266,7 +266,7 @@ auto Lowering::lower_load(const ir::Op &op) -> void {
       llvm::Value *other =
           has_other ? element(op.operands[2], idx) : llvm::Constant::getNullValue(reg_type(et));
       llvm::Value *m = element(op.operands[1], idx);
-      v = gpu_ ? predicated_load(ptr, m, other, et.elem) : nullptr;
+      v = target_->masked_load(ptr, m, other, et.elem);
       if (!v)
         v = guarded(
             m, [&] { return load_elem(ptr, et.elem); }, other);
@@ -282,7 +282,7 @@ auto Lowering::lower_load(const ir::Op &op) -> void {
 }
 
 auto Lowering::lower_store(const ir::Op &op) -> void {
-  if (gpu_ && op.operands[0]->type.is_block())
+  if (distributed_ && op.operands[0]->type.is_block())
     return lower_store_gpu(op);
   const DType et = op.operands[0]->type.elem;
   const bool has_mask = op.operands.size() > 2;
@@ -299,7 +299,7 @@ auto Lowering::lower_store(const ir::Op &op) -> void {
         return;
       }
       llvm::Value *m = element(op.operands[2], idx);
-      if (!gpu_ || !predicated_store(ptr, m, to_mem(v, et)))
+      if (!target_->masked_store(ptr, m, to_mem(v, et)))
         guarded(m, store, nullptr);
     };
     if (op.operands[0]->type.is_block())
@@ -311,7 +311,7 @@ auto Lowering::lower_store(const ir::Op &op) -> void {
 
 auto Lowering::lower_atomic(const ir::Op &op) -> void {
   const ir::Value *res = op.result();
-  if (gpu_ && res->type.is_block())
+  if (distributed_ && res->type.is_block())
     return lower_atomic_gpu(op);
   const Type et = res->type.element();
   llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
@@ -321,7 +321,7 @@ auto Lowering::lower_atomic(const ir::Op &op) -> void {
     llvm::Value *ptr = element(op.operands[0], idx);
     auto rmw = [&]() -> llvm::Value * { return atomic_at(op, ptr, idx); };
     llvm::Value *old;
-    if (gpu_) {
+    if (distributed_) {
       // A scalar atomic happens once; every thread gets the old value.
       old = from_thread0(mem_type(et.elem), [&] {
         return has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw();
@@ -349,6 +349,20 @@ auto Lowering::from_mem(llvm::Value *v, DType t) -> llvm::Value * {
   default:
     return v;
   }
+}
+
+auto Lowering::from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f)
+    -> llvm::Value * {
+  llvm::Value *slot = target_->shared_memory(8);
+  target_->barrier();
+  llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
+  b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
+  b_.SetInsertPoint(yes);
+  b_.CreateStore(f(), slot);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  target_->barrier();
+  return b_.CreateLoad(t, slot);
 }
 
 } // namespace kiln::llvmgen::detail

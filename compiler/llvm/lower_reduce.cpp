@@ -53,10 +53,10 @@ auto Lowering::lower_reduce_gpu(const ir::Op &op) -> void {
   for (int i = 0; i < gpu::BitMap::kLaneBits; ++i)
     if (m->lane[i] >= 0 && on_axis(m->lane[i]))
       for (Partial &a : acc)
-        a = combine_partial(
-            kind, a,
-            {shuffle(Shfl::Bfly, a.v, 1 << i), arg ? shuffle(Shfl::Bfly, a.i, 1 << i) : nullptr},
-            et);
+        a = combine_partial(kind, a,
+                            {target_->shuffle(Shuffle::Butterfly, a.v, 1 << i),
+                             arg ? target_->shuffle(Shuffle::Butterfly, a.i, 1 << i) : nullptr},
+                            et);
   std::vector<int> wbits;
   for (size_t i = 0; i < m->warp.size(); ++i)
     if (m->warp[i] >= 0 && on_axis(m->warp[i]))
@@ -65,17 +65,18 @@ auto Lowering::lower_reduce_gpu(const ir::Op &op) -> void {
     const int64_t W = int64_t{1} << wbits.size(), rn = int64_t{1} << R->bits;
     llvm::Type *rt = reg_type(et);
     const unsigned vbytes = static_cast<unsigned>(W * rn * type_bytes(rt));
-    llvm::Value *vals = smem(vbytes + static_cast<unsigned>(arg ? W * rn * 4 : 0));
+    llvm::Value *vals =
+        target_->shared_memory(vbytes + static_cast<unsigned>(arg ? W * rn * 4 : 0));
     llvm::Value *idxs = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), vals, vbytes);
     llvm::Value *widx = b_.CreateMul(warp_index(wbits), b_.getInt64(rn));
-    barrier();
+    target_->barrier();
     for (int64_t r = 0; r < R->slots(); ++r) {
       llvm::Value *at = b_.CreateAdd(widx, element_index(*R, r));
       b_.CreateStore(acc[r].v, b_.CreateInBoundsGEP(rt, vals, at));
       if (arg)
         b_.CreateStore(acc[r].i, b_.CreateInBoundsGEP(b_.getInt32Ty(), idxs, at));
     }
-    barrier();
+    target_->barrier();
     for (int64_t r = 0; r < R->slots(); ++r) {
       llvm::Value *lin = element_index(*R, r);
       for (int64_t w = 0; w < W; ++w) {
@@ -100,7 +101,7 @@ auto Lowering::lower_reduce_gpu(const ir::Op &op) -> void {
 }
 
 auto Lowering::lower_reduce(const ir::Op &op) -> void {
-  if (gpu_)
+  if (distributed_)
     return lower_reduce_gpu(op);
   const ir::Value *src = op.operands[0], *res = op.result();
   const auto kind = static_cast<ir::ReduceOp>(op.sub);
@@ -202,10 +203,10 @@ auto Lowering::lower_scan_gpu(const ir::Op &op) -> void {
       incl[g[j].second] = comb(incl[g[j - 1].second], incl[g[j].second]);
     llvm::Value *x = incl[g.back().second];
     for (int j = 0; j < lanes; ++j) {
-      llvm::Value *y = shuffle(Shfl::Up, x, 1 << j);
+      llvm::Value *y = target_->shuffle(Shuffle::Up, x, 1 << j);
       x = b_.CreateSelect(b_.CreateICmpUGE(lane_pos, b_.getInt64(1 << j)), comb(y, x), x);
     }
-    llvm::Value *e = lanes ? shuffle(Shfl::Up, x, 1) : ident;
+    llvm::Value *e = lanes ? target_->shuffle(Shuffle::Up, x, 1) : ident;
     lane_incl.push_back(x);
     lane_excl.push_back(lanes ? b_.CreateSelect(b_.CreateICmpEQ(lane_pos, b_.getInt64(0)), ident, e)
                               : ident);
@@ -214,9 +215,9 @@ auto Lowering::lower_scan_gpu(const ir::Op &op) -> void {
   if (!wbits.empty()) {
     const int64_t W = int64_t{1} << wbits.size(), n = src->type.numel();
     llvm::Type *rt = reg_type(et);
-    llvm::Value *base = smem(static_cast<unsigned>(W * n * type_bytes(rt)));
+    llvm::Value *base = target_->shared_memory(static_cast<unsigned>(W * n * type_bytes(rt)));
     llvm::Value *widx = warp_index(wbits);
-    barrier();
+    target_->barrier();
     llvm::BasicBlock *last = new_bb("scan.last"), *done = new_bb("scan.last.end");
     b_.CreateCondBr(b_.CreateICmpEQ(lane_pos, b_.getInt64((int64_t{1} << lanes) - 1)), last, done);
     b_.SetInsertPoint(last);
@@ -229,7 +230,7 @@ auto Lowering::lower_scan_gpu(const ir::Op &op) -> void {
     }
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
-    barrier();
+    target_->barrier();
     gi = 0;
     for (auto &[key, g] : groups) {
       llvm::Value *at = b_.CreateAnd(element_index(*m, g.front().second), b_.getInt64(~axis_bits));
@@ -256,7 +257,7 @@ auto Lowering::lower_scan_gpu(const ir::Op &op) -> void {
 }
 
 auto Lowering::lower_scan(const ir::Op &op) -> void {
-  if (gpu_)
+  if (distributed_)
     return lower_scan_gpu(op);
   const ir::Value *src = op.operands[0], *res = op.result();
   const Type et = src->type.element();

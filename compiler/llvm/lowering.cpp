@@ -16,19 +16,14 @@ auto Lowering::run() -> LoweringResult {
     declare_device_function(*prog_.functions[i]);
   for (size_t i = 1; i < prog_.functions.size(); ++i)
     define_function(*prog_.functions[i], fns_.at(prog_.functions[i].get()));
-  if (gpu_) {
-    define_gpu_kernel(prog_.kernel());
-  } else {
-    llvm::Function *program = define_program(prog_.kernel());
-    define_entry(prog_.kernel(), program);
-  }
+  target_->define_kernel(prog_.kernel());
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod_, &os))
     throw std::logic_error("kiln internal error: invalid LLVM IR for " + prog_.kernel().name +
                            ": " + os.str());
-  LoweringResult r{std::move(mod_), shared_bytes_, {}};
-  if (gpu_) {
+  LoweringResult r{std::move(mod_), target_->shared_bytes(), {}};
+  if (distributed_) {
     ir::PrintNotes notes;
     notes.after_value = [&](const ir::Value &v) {
       gpu::EncodingPtr e = v.type.is_block() ? plan_->natural(&v) : nullptr;
@@ -151,7 +146,7 @@ auto Lowering::loop(int64_t n, const std::function<void(llvm::Value *)> &body) -
   // unrolling nests of them (a 16x64 tile) only bloats the code and the
   // compile time (reduce_rows went from ~730 ms to a fraction of it).
   llvm::MDNode *hint = llvm::MDNode::get(
-      ctx_, llvm::MDString::get(ctx_, gpu_ ? "llvm.loop.unroll.full" : "llvm.loop.unroll.disable"));
+      ctx_, llvm::MDString::get(ctx_, distributed_ ? "llvm.loop.unroll.full" : "llvm.loop.unroll.disable"));
   llvm::MDNode *loop_id = llvm::MDNode::getDistinct(ctx_, {nullptr, hint});
   loop_id->replaceOperandWith(0, loop_id);
   br->setMetadata(llvm::LLVMContext::MD_loop, loop_id);
@@ -202,10 +197,10 @@ auto Lowering::delinear(const Type &shape, llvm::Value *lin) -> Idx {
 }
 
 auto Lowering::alloc_buffer(const Type &t, const gpu::BitMap *m) -> llvm::Value * {
-  const int64_t n = gpu_ ? m->slots() : t.numel();
+  const int64_t n = distributed_ ? m->slots() : t.numel();
   llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
   llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), n));
-  a->setAlignment(llvm::Align(gpu_ ? 16 : 64));
+  a->setAlignment(llvm::Align(distributed_ ? 16 : 64));
   return a;
 }
 
@@ -235,7 +230,7 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
     return scalar(v);
   const Lowered &l = vals_.at(v);
   if (!l.lazy) {
-    if (gpu_)
+    if (distributed_)
       return read_held(v, l);
     return b_.CreateLoad(reg_type(v->type.element()),
                          buf_ptr(v->type, l.buf, linear(v->type, idx)));
@@ -254,7 +249,7 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
     Idx si{};
     for (int d = 0; d < src->type.rank; ++d)
       si[d] = src->type.shape[d] == 1 ? b_.getInt64(0) : idx[d];
-    if (!gpu_)
+    if (!distributed_)
       return element(src, si);
     // The stretched dims' slot bits select nothing in the operand.
     const gpu::BitMap sv =
@@ -275,7 +270,7 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
     Idx si{};
     for (int d = 0; d < v->type.rank; ++d)
       si[op.ints[d]] = idx[d];
-    if (!gpu_)
+    if (!distributed_)
       return element(op.operands[0], si);
     const gpu::BitMap sv = gpu::view_through_trans(*view_, gpu::shape_of(v->type), op.ints);
     return with_view(sv, [&] { return element(op.operands[0], si); });
@@ -338,7 +333,7 @@ auto Lowering::lower_pure(const ir::Op &op) -> void {
   vals_[res] = l;
   // Recomputing is free for cheap trees; a shared, costly one is stored once.
   if (uses_[res] > 1 && c > 6) {
-    if (gpu_)
+    if (distributed_)
       vals_[res] = materialize_gpu(res);
     else
       set(res, nullptr, materialize(res));
@@ -416,8 +411,8 @@ auto Lowering::lower_ops(const ir::Block &blk, bool stop_at_terminator) -> void 
       lower_assert(*op);
       break;
     case OpKind::Barrier:
-      if (gpu_)
-        barrier();
+      if (distributed_)
+        target_->barrier();
       break; // on the CPU a program is one thread: nothing to wait for
     default:
       lower_pure(*op);

@@ -10,10 +10,10 @@
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
 //                            conversions through shared memory
-//   nvptx/nvptx_lowering.cpp what only NVPTX has: shared memory, barriers,
-//                            shuffles, predicated/vector PTX, fast math,
-//                            libdevice, the kernel entry
-//   cpu/cpu_lowering.cpp     the CPU's program and grid entry points
+// and what differs between targets is a TargetLowering (target_lowering.hpp):
+//   nvptx/nvptx_target.cpp   shared memory, barriers, shuffles, predicated and
+//                            vector PTX, fast math and libdevice, the kernel
+//   cpu/cpu_target.cpp       the CPU's program and grid entry points
 // Private to compiler/: it includes LLVM headers.
 #pragma once
 
@@ -32,6 +32,7 @@
 
 #include "compiler/gpu/layout_plan.hpp"
 #include "compiler/llvm/lower_tile_ir.hpp"
+#include "compiler/llvm/target_lowering.hpp"
 
 namespace kiln::llvmgen::detail {
 
@@ -60,11 +61,17 @@ struct Lowered {
 };
 
 class Lowering {
+  // The targets build on the shared helpers (types, rounding, memory forms).
+  friend class NvptxTarget;
+  friend class CpuTarget;
+
 public:
   Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
-      : prog_(p), opts_(o), gpu_(target == LoweringTarget::Nvptx), threads_(32 * o.num_warps),
-        ctx_(ctx), mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
-    if (gpu_)
+      : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
+        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
+    target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
+    distributed_ = target_->distributes_blocks();
+    if (distributed_)
       plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps);
   }
 
@@ -216,13 +223,6 @@ private:
 
   llvm::Value *unary(UnaryOp u, llvm::Value *x, const Type &t);
 
-  /// GPU math: f32 exp/exp2/log/log2/sin/cos with PTX's fast approximate
-  /// instructions, as Triton does; erf, and fp64 transcendentals, from the
-  /// CUDA toolkit's libdevice (linked after lowering, see
-  /// nvptx/libdevice.hpp); null for what LLVM's intrinsics lower well on
-  /// NVPTX (sqrt, floor, abs, ...).
-  llvm::Value *gpu_math(UnaryOp u, llvm::Value *x, const Type &t);
-
   /// One element of a pure op from its operands' elements.
   llvm::Value *compute(const ir::Op &op, const std::vector<llvm::Value *> &a);
 
@@ -241,36 +241,6 @@ private:
   /// in memory by the axis info, one mask value per run, at most 16 bytes.
   int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask);
 
-  /// `@p ld.global.v{V}.b{bits}` of V elements at `ptr`, with `others` where masked off.
-  std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask,
-                                         const std::vector<llvm::Value *> &others, DType t);
-
-  void vector_store(llvm::Value *ptr, llvm::Value *mask, const std::vector<llvm::Value *> &vals);
-
-  /// PTX vectors have at most 4 elements: 8 halves (or 16 bytes) move as
-  /// 4 32-bit words.
-  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
-
-  std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
-                                          size_t n);
-
-  std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
-                                             const std::vector<llvm::Value *> &others);
-
-  void asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
-                        const std::vector<llvm::Value *> &vals);
-
-  /// The PTX register class and width of a memory element, for inline asm.
-  static const char *ptx_class(llvm::Type *t, unsigned *bits);
-
-  /// GPU masked load as one predicated PTX instruction (as Triton emits it)
-  /// instead of a branch per element: smaller code, faster to compile, no
-  /// divergence. Null when the element type has no plain register class.
-  llvm::Value *predicated_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other, DType t);
-
-  /// GPU masked store as one predicated PTX instruction; false if unsupported.
-  bool predicated_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v);
-
   /// Runs `f(idx)` for every element of `shape`, or once for a scalar.
   void each(const Type &shape, const std::function<void(const Idx &)> &f);
 
@@ -281,21 +251,8 @@ private:
 
   // ---- GPU collectives ----
 
-  /// The kernel's shared memory, `bytes` of it for the current collective:
-  /// one dynamic buffer (`extern .shared`) that every conversion, reduction,
-  /// scan and dot reuses; each starts with a barrier, so no two overlap.
-  llvm::Value *smem(unsigned bytes);
-
-  void barrier();
-
   /// Runs `f` in thread 0 and gives its result (of type `t`) to every thread.
   llvm::Value *from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f);
-
-  enum class Shfl { Bfly, Up };
-
-  /// A warp shuffle of any 8- to 64-bit value: butterfly (xor `amount`) or
-  /// up (from lane - `amount`, own value below it).
-  llvm::Value *shuffle(Shfl kind, llvm::Value *v, int amount);
 
   /// The identity of a reduction, so that threads without elements add nothing.
   llvm::Value *identity(ir::ReduceOp k, const Type &t);
@@ -429,17 +386,10 @@ private:
 
   void define_function(const ir::Function &f, llvm::Function *fn);
 
-  llvm::Function *define_program(const ir::Function &k);
-
-  /// The NVPTX kernel: runtime parameters as kernel arguments, one CTA per program.
-  void define_gpu_kernel(const ir::Function &k);
-
-  void define_entry(const ir::Function &k, llvm::Function *program);
-
   const ir::Program &prog_;
   Options opts_;
-  bool gpu_;
-  int threads_; ///< threads per CTA (GPU)
+  bool distributed_ = false; ///< blocks spread over threads by layouts (GPU), not whole per program
+  int threads_;              ///< threads per CTA (GPU)
   llvm::LLVMContext &ctx_;
   std::unique_ptr<llvm::Module> mod_;
   llvm::IRBuilder<> b_;
@@ -447,6 +397,7 @@ private:
   llvm::Value *pid_[3] = {}, *nprog_[3] = {};
   llvm::Value *tid64_ = nullptr; ///< this thread's index in the CTA (GPU)
   // GPU
+  std::unique_ptr<TargetLowering> target_;
   std::unique_ptr<gpu::LayoutPlan> plan_;
   const gpu::BitMap *view_ = nullptr;    ///< the layout the current element is read in
   int64_t slot_ = 0;                     ///< and its slot there
@@ -459,8 +410,6 @@ private:
   const ir::Op *cur_op_ = nullptr;
   std::unordered_map<const ir::Op *, std::string> op_notes_;
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
-  llvm::GlobalVariable *smem_ = nullptr;
-  unsigned shared_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;

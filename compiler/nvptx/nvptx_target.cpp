@@ -2,6 +2,7 @@
 // predicated and vector PTX memory access, fast approximate math and
 // libdevice, and the kernel entry (program ids from %ctaid, threads).
 #include "compiler/llvm/lowering.hpp"
+#include "compiler/llvm/target_lowering.hpp"
 
 #include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
@@ -10,14 +11,74 @@
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen::detail {
+/// NVPTX: one program is one CTA; block values are spread over its
+/// threads by the layouts of gpu/layout_plan.hpp.
+class NvptxTarget final : public TargetLowering {
+public:
+  explicit NvptxTarget(Lowering &l) : l_(l), b_(l.b_), mod_(l.mod_), ctx_(l.ctx_) {}
 
-auto Lowering::gpu_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::Value * {
+  bool distributes_blocks() const override { return true; }
+  void define_kernel(const ir::Function &k) override;
+  llvm::Value *unary_math(UnaryOp u, llvm::Value *x, const Type &t) override;
+  llvm::Value *binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t) override;
+  llvm::Value *masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other,
+                           DType t) override;
+  bool masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) override;
+  std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                         const std::vector<llvm::Value *> &others,
+                                         DType t) override;
+  void vector_store(llvm::Value *ptr, llvm::Value *mask,
+                    const std::vector<llvm::Value *> &vals) override;
+  void barrier() override;
+  llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) override;
+  llvm::Value *shared_memory(unsigned bytes) override;
+  unsigned shared_bytes() const override { return shared_bytes_; }
+
+private:
+  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
+  std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
+                                          size_t n);
+  std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                             const std::vector<llvm::Value *> &others);
+  void asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
+                        const std::vector<llvm::Value *> &vals);
+  static const char *ptx_class(llvm::Type *t, unsigned *bits);
+
+  Lowering &l_;
+  llvm::IRBuilder<> &b_;
+  std::unique_ptr<llvm::Module> &mod_;
+  llvm::LLVMContext &ctx_;
+  llvm::GlobalVariable *smem_ = nullptr;
+  unsigned shared_bytes_ = 0;
+};
+
+auto NvptxTarget::binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t)
+    -> llvm::Value * {
+  if (op == BinaryOp::Div && x->getType()->isFloatTy()) {
+    // As Triton: `/` on fp32 is div.full (2 ulp); the IEEE div.rn expands to
+    // a slow path per division that doubled ptxas's time for softmax.
+    auto *fty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
+    return l_.fresult(
+        b_.CreateCall(llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false),
+                      {x, y}),
+        t);
+  }
+  if (op == BinaryOp::Pow) { // NVPTX has no pow instruction: libdevice's
+    const bool dbl = x->getType()->isDoubleTy();
+    llvm::FunctionCallee fn = mod_->getOrInsertFunction(dbl ? "__nv_pow" : "__nv_powf",
+                                                        x->getType(), x->getType(), x->getType());
+    return l_.fresult(b_.CreateCall(fn, {x, y}), t);
+  }
+  return nullptr;
+}
+
+auto NvptxTarget::unary_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::Value * {
   using U = UnaryOp;
   const bool dbl = x->getType()->isDoubleTy();
   auto libdevice = [&](const char *name) {
-    return fresult(math_call((std::string("__nv_") + name + "f").c_str(),
-                             (std::string("__nv_") + name).c_str(), x),
-                   t);
+    return l_.fresult(l_.math_call((std::string("__nv_") + name + "f").c_str(),
+                                   (std::string("__nv_") + name).c_str(), x),
+                      t);
   };
   auto call = [&](llvm::Intrinsic::ID id, llvm::Value *v) {
     return b_.CreateIntrinsic(id, {}, {v});
@@ -28,47 +89,48 @@ auto Lowering::gpu_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::Value
   case U::Exp:
     if (dbl)
       return libdevice("exp");
-    return fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f,
-                        b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
-                   t);
+    return l_.fresult(
+        call(llvm::Intrinsic::nvvm_ex2_approx_f,
+             b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
+        t);
   case U::Exp2:
-    return dbl ? libdevice("exp2") : fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f, x), t);
+    return dbl ? libdevice("exp2") : l_.fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f, x), t);
   case U::Log:
     if (dbl)
       return libdevice("log");
-    return fresult(b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x),
-                                 llvm::ConstantFP::get(x->getType(), 0.6931471805599453)),
-                   t);
+    return l_.fresult(b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x),
+                                    llvm::ConstantFP::get(x->getType(), 0.6931471805599453)),
+                      t);
   case U::Log2:
-    return dbl ? libdevice("log2") : fresult(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), t);
+    return dbl ? libdevice("log2") : l_.fresult(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), t);
   case U::Sin:
-    return dbl ? libdevice("sin") : fresult(call(llvm::Intrinsic::nvvm_sin_approx_f, x), t);
+    return dbl ? libdevice("sin") : l_.fresult(call(llvm::Intrinsic::nvvm_sin_approx_f, x), t);
   case U::Cos:
-    return dbl ? libdevice("cos") : fresult(call(llvm::Intrinsic::nvvm_cos_approx_f, x), t);
+    return dbl ? libdevice("cos") : l_.fresult(call(llvm::Intrinsic::nvvm_cos_approx_f, x), t);
   default:
     return nullptr;
   }
 }
 
-auto Lowering::vector_load(llvm::Value *ptr, llvm::Value *mask,
-                           const std::vector<llvm::Value *> &others, DType t)
+auto NvptxTarget::vector_load(llvm::Value *ptr, llvm::Value *mask,
+                              const std::vector<llvm::Value *> &others, DType t)
     -> std::vector<llvm::Value *> {
   std::vector<llvm::Value *> mem;
   for (llvm::Value *o : others)
-    mem.push_back(to_mem(o, t));
+    mem.push_back(l_.to_mem(o, t));
   std::vector<llvm::Value *> got =
-      unpack_words(asm_vector_load(ptr, mask, pack_words(mem)), mem_type(t), mem.size());
+      unpack_words(asm_vector_load(ptr, mask, pack_words(mem)), l_.mem_type(t), mem.size());
   for (llvm::Value *&x : got)
-    x = from_mem(x, t);
+    x = l_.from_mem(x, t);
   return got;
 }
 
-auto Lowering::vector_store(llvm::Value *ptr, llvm::Value *mask,
-                            const std::vector<llvm::Value *> &vals) -> void {
+auto NvptxTarget::vector_store(llvm::Value *ptr, llvm::Value *mask,
+                               const std::vector<llvm::Value *> &vals) -> void {
   asm_vector_store(ptr, mask, pack_words(vals));
 }
 
-auto Lowering::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
+auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
   if (vals.size() <= 4)
     return vals;
   const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
@@ -85,7 +147,7 @@ auto Lowering::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector
   return words;
 }
 
-auto Lowering::unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t, size_t n)
+auto NvptxTarget::unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t, size_t n)
     -> std::vector<llvm::Value *> {
   if (words.size() == n)
     return words;
@@ -98,8 +160,8 @@ auto Lowering::unpack_words(const std::vector<llvm::Value *> &words, llvm::Type 
   return vals;
 }
 
-auto Lowering::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
-                               const std::vector<llvm::Value *> &others)
+auto NvptxTarget::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                  const std::vector<llvm::Value *> &others)
     -> std::vector<llvm::Value *> {
   llvm::Type *mt = others[0]->getType();
   unsigned bits = 0;
@@ -135,8 +197,8 @@ auto Lowering::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
   return out;
 }
 
-auto Lowering::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
-                                const std::vector<llvm::Value *> &vals) -> void {
+auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
+                                   const std::vector<llvm::Value *> &vals) -> void {
   unsigned bits = 0;
   const char *cls = ptx_class(vals[0]->getType(), &bits);
   const size_t v = vals.size();
@@ -160,7 +222,7 @@ auto Lowering::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
   b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
 }
 
-auto Lowering::ptx_class(llvm::Type *t, unsigned *bits) -> const char * {
+auto NvptxTarget::ptx_class(llvm::Type *t, unsigned *bits) -> const char * {
   *bits = t->getPrimitiveSizeInBits();
   if (t->isFloatTy())
     return "f";
@@ -175,9 +237,9 @@ auto Lowering::ptx_class(llvm::Type *t, unsigned *bits) -> const char * {
   return nullptr;
 }
 
-auto Lowering::predicated_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other, DType t)
+auto NvptxTarget::masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other, DType t)
     -> llvm::Value * {
-  llvm::Type *mt = mem_type(t);
+  llvm::Type *mt = l_.mem_type(t);
   unsigned bits = 0;
   const char *cls = ptx_class(mt, &bits);
   if (!cls || t == DType::i1)
@@ -188,11 +250,12 @@ auto Lowering::predicated_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value 
   const std::string cons = std::string("=") + cls + ",l,r," + cls;
   auto *fty = llvm::FunctionType::get(mt, {b_.getPtrTy(), b_.getInt32Ty(), mt}, false);
   auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/false);
-  llvm::Value *r = b_.CreateCall(ia, {ptr, b_.CreateZExt(mask, b_.getInt32Ty()), to_mem(other, t)});
-  return from_mem(r, t);
+  llvm::Value *r =
+      b_.CreateCall(ia, {ptr, b_.CreateZExt(mask, b_.getInt32Ty()), l_.to_mem(other, t)});
+  return l_.from_mem(r, t);
 }
 
-auto Lowering::predicated_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) -> bool {
+auto NvptxTarget::masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) -> bool {
   unsigned bits = 0;
   const char *cls = ptx_class(v->getType(), &bits);
   if (!cls || bits < 16)
@@ -208,7 +271,7 @@ auto Lowering::predicated_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value
   return true;
 }
 
-auto Lowering::smem(unsigned bytes) -> llvm::Value * {
+auto NvptxTarget::shared_memory(unsigned bytes) -> llvm::Value * {
   if (!smem_) {
     auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
     smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
@@ -219,32 +282,18 @@ auto Lowering::smem(unsigned bytes) -> llvm::Value * {
   return smem_;
 }
 
-auto Lowering::barrier() -> void {
+auto NvptxTarget::barrier() -> void {
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
 }
 
-auto Lowering::from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f)
-    -> llvm::Value * {
-  llvm::Value *slot = smem(8);
-  barrier();
-  llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
-  b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
-  b_.SetInsertPoint(yes);
-  b_.CreateStore(f(), slot);
-  b_.CreateBr(done);
-  b_.SetInsertPoint(done);
-  barrier();
-  return b_.CreateLoad(t, slot);
-}
-
-auto Lowering::shuffle(Shfl kind, llvm::Value *v, int amount) -> llvm::Value * {
+auto NvptxTarget::shuffle(Shuffle kind, llvm::Value *v, int amount) -> llvm::Value * {
   llvm::Type *t = v->getType();
   const unsigned bits = t->isPointerTy() ? 64 : t->getPrimitiveSizeInBits();
   llvm::Value *bitsv = t->isIntegerTy()   ? v
                        : t->isPointerTy() ? b_.CreatePtrToInt(v, b_.getInt64Ty())
                                           : b_.CreateBitCast(v, b_.getIntNTy(bits));
   auto shfl32 = [&](llvm::Value *x) {
-    if (kind == Shfl::Bfly)
+    if (kind == Shuffle::Butterfly)
       return b_.CreateIntrinsic(
           llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
           {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(amount), b_.getInt32(0x1F)});
@@ -265,16 +314,16 @@ auto Lowering::shuffle(Shfl kind, llvm::Value *v, int amount) -> llvm::Value * {
   return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
 }
 
-auto Lowering::define_gpu_kernel(const ir::Function &k) -> void {
+auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
   std::vector<llvm::Type *> params;
   for (const ir::Value *p : k.body.args)
-    params.push_back(p->type.pointer ? b_.getPtrTy() : mem_type(p->type.elem));
+    params.push_back(p->type.pointer ? b_.getPtrTy() : l_.mem_type(p->type.elem));
   auto *ty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   llvm::Function *fn =
       llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
-  fn_ = fn;
+  l_.fn_ = fn;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   using I = llvm::Intrinsic::ID;
   auto sreg = [&](I id) { return b_.CreateIntrinsic(id, {}, {}); };
@@ -285,27 +334,31 @@ auto Lowering::define_gpu_kernel(const ir::Function &k) -> void {
                        llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
                        llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
   for (int a = 0; a < 3; ++a) {
-    pid_[a] = sreg(ctaid[a]);
-    nprog_[a] = sreg(nctaid[a]);
+    l_.pid_[a] = sreg(ctaid[a]);
+    l_.nprog_[a] = sreg(nctaid[a]);
   }
-  tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
-  lane64_ = b_.CreateAnd(tid64_, b_.getInt64(31));
-  warp64_ = b_.CreateLShr(tid64_, b_.getInt64(5));
-  prologue_ = b_.GetInsertBlock();
+  l_.tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+  l_.lane64_ = b_.CreateAnd(l_.tid64_, b_.getInt64(31));
+  l_.warp64_ = b_.CreateLShr(l_.tid64_, b_.getInt64(5));
+  l_.prologue_ = b_.GetInsertBlock();
   for (size_t i = 0; i < k.body.args.size(); ++i) {
     const ir::Value *p = k.body.args[i];
     llvm::Value *v = fn->getArg(static_cast<unsigned>(i));
     if (!p->type.pointer)
-      v = from_mem(v, p->type.elem);
+      v = l_.from_mem(v, p->type.elem);
     else if (p->facts.divisible16)
       b_.CreateAlignmentAssumption(mod_->getDataLayout(), v, 16);
-    set(p, v, nullptr);
+    l_.set(p, v, nullptr);
   }
   // The prologue stays open for per-layout thread index bits until the end.
-  llvm::BasicBlock *body = new_bb("body");
+  llvm::BasicBlock *body = l_.new_bb("body");
   b_.SetInsertPoint(body);
-  lower_ops(k.body, false);
-  llvm::IRBuilder<>(prologue_).CreateBr(body);
+  l_.lower_ops(k.body, false);
+  llvm::IRBuilder<>(l_.prologue_).CreateBr(body);
+}
+
+std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l) {
+  return std::make_unique<NvptxTarget>(l);
 }
 
 } // namespace kiln::llvmgen::detail
