@@ -10,17 +10,7 @@
 namespace kiln::llvmgen::detail {
 
 auto Lowering::load_elem(llvm::Value *ptr, DType t) -> llvm::Value * {
-  llvm::Value *v = b_.CreateLoad(mem_type(t), ptr);
-  switch (t) {
-  case DType::i1:
-    return b_.CreateICmpNE(v, b_.getInt8(0));
-  case DType::f16:
-    return b_.CreateFPExt(v, b_.getFloatTy());
-  case DType::bf16:
-    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
-  default:
-    return v;
-  }
+  return from_mem(b_.CreateLoad(mem_type(t), ptr), t);
 }
 
 auto Lowering::to_mem(llvm::Value *v, DType t) -> llvm::Value * {
