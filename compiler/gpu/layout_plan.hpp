@@ -16,7 +16,7 @@
 // yields, found by iterating to a fixed point.
 //
 // Where a consumer reads a value held in another layout, the lowering
-// converts it through shared memory (see lower_tile_ir.cpp).
+// converts it through shared memory (gpu/lower_layouts.cpp).
 #pragma once
 
 #include <string>

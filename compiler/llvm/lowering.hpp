@@ -6,7 +6,10 @@
 //                            entry point (unary/binary/tl.math), per element;
 //                            the target's math library through
 //                            llvm/math_library.hpp
-//   llvm/lower_memory.cpp    loads, stores, atomics, asserts
+//   llvm/lower_memory.cpp    loads, stores, atomics, asserts, device_print
+//                            (llvm/lower_print.hpp), fp8 memory forms
+//                            (llvm/lower_fp8.hpp)
+//   llvm/lower_gather.cpp    tl.gather and the builtins built on it
 //   llvm/lower_reduce.cpp    reductions and scans
 //   llvm/lower_dot.cpp       tl.dot
 //   llvm/lower_control.cpp   for, while, if, calls
