@@ -1,5 +1,7 @@
-# Extra cases for shared/scripts/kernel-cases (group "gpu"): the kernels the
-# GPU backend covers (1-D blocks), at several sizes including tails.
+# Extra cases for shared/scripts/kernel-cases (group "gpu"): the shared
+# kernels at several sizes including tails, and bench/gpu_kernels.py's
+# 2-D/3-D layout cases (reductions on every axis, scans, broadcasts,
+# transposes, dots, atomics, libdevice math).
 #   kernel-cases KILN --backend cuda --extra bench/gpu_cases.py --only gpu
 for n, block in [(1, 1024), (1000, 1024), (10007, 1024), (10007, 256), ((1 << 20) + 3, 1024), (5000, 128)]:
     x, y = f32(n), f32(n)
@@ -26,3 +28,73 @@ for rows, cols, block in [(37, 781, 1024), (5, 1, 128), (64, 4096, 4096), (3, 10
                       dict(out_ptr=f"zeros:{rows}x{cols}:f32", in_ptr=f32(rows, cols), in_stride=cols,
                            out_stride=cols, n_cols=cols, BLOCK=block),
                       ["out_ptr"], gpu_softmax_ref, tol=1e-4))
+
+
+# ---- 2-D and beyond: layouts, conversions, collectives (issue 10) ----
+import os as _os
+G = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "gpu_kernels.py")
+for M, N, BM, BN in [(50, 60, 16, 64), (100, 120, 32, 128), (7, 300, 4, 512)]:
+    R2 = f32(M, N)
+    cases.append(Case("gpu", K("reductions"), "reduce_rows", [(M + BM - 1) // BM],
+                      dict(x_ptr=R2, sum_ptr=f"zeros:{M}:f32", max_ptr=f"zeros:{M}:f32", argmin_ptr=f"zeros:{M}:i32",
+                           M=M, N=N, stride=N, BM=BM, BN=BN), ["sum_ptr", "max_ptr", "argmin_ptr"],
+                      lambda i: {"sum_ptr": i["x_ptr"].sum(1), "max_ptr": i["x_ptr"].max(1),
+                                 "argmin_ptr": i["x_ptr"].argmin(1).astype(np.int32)}))
+for M, N, BM, BN in [(50, 60, 16, 32), (300, 200, 64, 32), (1000, 70, 128, 128)]:
+    R2 = f32(M, N)
+    cases.append(Case("gpu", K("reductions"), "column_sum", [(N + BN - 1) // BN],
+                      dict(x_ptr=R2, out_ptr=f"zeros:{N}:f32", M=M, N=N, stride=N, BM=BM, BN=BN),
+                      ["out_ptr"], lambda i: {"out_ptr": i["x_ptr"].sum(0)}, tol=1e-3))
+for n, block in [(1000, 1024), (200, 256), (3000, 4096), (31, 32)]:
+    cases.append(Case("gpu", K("reductions"), "prefix_sum", [1],
+                      dict(x_ptr=rng.integers(-5, 5, n).astype(np.int32), out_ptr=f"zeros:{n}:i32", n=n, BLOCK=block),
+                      ["out_ptr"], lambda i: {"out_ptr": np.cumsum(i["x_ptr"]).astype(np.int32)}, exact=True))
+for M, N, Kd, BM, BN, BK, dt in [(100, 130, 70, 32, 32, 32, "f16"), (130, 70, 50, 64, 64, 16, "f16"),
+                                 (64, 64, 64, 16, 64, 32, "f32"), (33, 17, 9, 16, 16, 16, "f32")]:
+    npdt = np.float16 if dt == "f16" else np.float32
+    A2, B2 = f32(M, Kd).astype(npdt), f32(Kd, N).astype(npdt)
+    cases.append(Case("gpu", K("matmul"), "matmul_kernel", [(M + BM - 1) // BM, (N + BN - 1) // BN],
+                      dict(a_ptr=A2, b_ptr=B2, c_ptr=f"zeros:{M}x{N}:{dt}", M=M, N=N, K=Kd, stride_am=Kd, stride_ak=1,
+                           stride_bk=N, stride_bn=1, stride_cm=N, stride_cn=1, BM=BM, BN=BN, BK=BK),
+                      ["c_ptr"], lambda i: {"c_ptr": i["a_ptr"].astype(np.float32) @ i["b_ptr"].astype(np.float32)},
+                      tol=2e-2 if dt == "f16" else 1e-3))
+EX = f32(3000)
+cases.append(Case("gpu", G, "erf_kernel", [3], dict(x_ptr=EX, out_ptr="zeros:3000:f32", n=3000, BLOCK=1024), ["out_ptr"],
+                  lambda i: {"out_ptr": np.vectorize(math.erf)(i["x_ptr"].astype(np.float64))}, tol=1e-5))
+for M, N, BM, BN in [(100, 70, 32, 32), (64, 256, 64, 16), (5, 300, 8, 128)]:
+    cases.append(Case("gpu", G, "transpose", [(M + BM - 1) // BM, (N + BN - 1) // BN],
+                      dict(x_ptr=f32(M, N), out_ptr=f"zeros:{N}x{M}:f32", M=M, N=N, BM=BM, BN=BN),
+                      ["out_ptr"], lambda i: {"out_ptr": i["x_ptr"].T.copy()}, exact=True))
+for n, block in [(1000, 1024), (77, 128), (5000, 8192)]:
+    cases.append(Case("gpu", G, "argmax_1d", [1], dict(x_ptr=f32(n), out_ptr="zeros:1:i32", n=n, BLOCK=block),
+                      ["out_ptr"], lambda i: {"out_ptr": np.array([i["x_ptr"].argmax()], np.int32)}, exact=True))
+cases.append(Case("gpu", G, "outer_add", [1], dict(x_ptr=f32(50), y_ptr=f32(70), out_ptr="zeros:50x70:f32", M=50, N=70, BM=64, BN=128),
+                  ["out_ptr"], lambda i: {"out_ptr": i["x_ptr"][:, None] * np.float32(10) + i["y_ptr"][None, :]}))
+SX = rng.integers(-4, 5, (30, 50)).astype(np.int32)
+
+
+def scans_ref(i):
+    x = i["x_ptr"].astype(np.int64)
+    return {"c0_ptr": np.cumsum(x, 0).astype(np.int32), "c1_ptr": np.cumsum(x, 1).astype(np.int32),
+            "p1_ptr": np.cumprod(np.fmod(x, 3) - 1, 1).astype(np.int32)}
+
+
+cases.append(Case("gpu", G, "scans_2d", [1], dict(x_ptr=SX, c0_ptr="zeros:30x50:i32", c1_ptr="zeros:30x50:i32",
+                                                   p1_ptr="zeros:30x50:i32", M=30, N=50, BM=32, BN=64),
+                  ["c0_ptr", "c1_ptr", "p1_ptr"], scans_ref, exact=True))
+X3 = f32(4, 8, 16)
+cases.append(Case("gpu", G, "reduce_3d", [1], dict(x_ptr=X3, s1_ptr="zeros:4x16:f32", m0_ptr="zeros:8x16:f32", a2_ptr="zeros:4x8:i32",
+                                                    A=4, B=8, C=16), ["s1_ptr", "m0_ptr", "a2_ptr"],
+                  lambda i: {"s1_ptr": i["x_ptr"].sum(1), "m0_ptr": i["x_ptr"].min(0), "a2_ptr": i["x_ptr"].argmax(2).astype(np.int32)}))
+cases.append(Case("gpu", G, "row_stats", [4], dict(x_ptr=f32(50, 60), out_ptr="zeros:50x60:f32", M=50, N=60, BM=16, BN=64),
+                  ["out_ptr"], lambda i: {"out_ptr": gpu_softmax_ref({"in_ptr": i["x_ptr"]})["out_ptr"]}))
+HX = rng.integers(0, 1000, (20, 30)).astype(np.int32)
+cases.append(Case("gpu", G, "hist_2d", [1], dict(x_ptr=HX, hist_ptr="zeros:16:i32", M=20, N=30, BM=32, BN=32), ["hist_ptr"],
+                  lambda i: {"hist_ptr": np.bincount(i["x_ptr"].ravel() & 15, minlength=16).astype(np.int32)}, exact=True))
+IX = rng.integers(-100, 100, (16, 32)).astype(np.int32)
+cases.append(Case("gpu", G, "int_reductions", [1], dict(x_ptr=IX, out_ptr="zeros:80:i32", BM=16, BN=32), ["out_ptr"],
+                  lambda i: {"out_ptr": np.concatenate([np.bitwise_xor.reduce(i["x_ptr"], 0), i["x_ptr"].max(1),
+                                                        i["x_ptr"].argmin(0)]).astype(np.int32)}, exact=True))
+RX = f32(256)
+cases.append(Case("gpu", G, "reshape_kernel", [1], dict(x_ptr=RX, out_ptr="zeros:32:f32", BM=8, BN=32), ["out_ptr"],
+                  lambda i: {"out_ptr": i["x_ptr"].reshape(8, 32).sum(0)}, tol=1e-4))

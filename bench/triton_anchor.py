@@ -61,6 +61,20 @@ s = median_s(lambda: sm.softmax_kernel[(rows,)](o, a, cols, cols, cols, BLOCK=40
 out["softmax_gbps"] = 2 * rows * cols * 4 / s / 1e9
 del a, o
 
+ln, red = load("layernorm"), load("reductions")
+rows, cols = 8192, 4096
+x = torch.ones(rows, cols, device="cuda", dtype=torch.float16)
+y, w, b = torch.empty_like(x), torch.ones(cols, device="cuda", dtype=torch.float16), torch.ones(cols, device="cuda", dtype=torch.float16)
+mean, rstd = torch.empty(rows, device="cuda"), torch.empty(rows, device="cuda")
+s = median_s(lambda: ln.layernorm_fwd[(rows,)](x, y, w, b, mean, rstd, cols, cols, 1e-5, BLOCK=4096, num_warps=8))
+out["layernorm_gbps"] = 2 * rows * cols * 2 / s / 1e9
+del x, y
+m, n = 8192, 8192
+x, o = torch.ones(m, n, device="cuda"), torch.empty(n, device="cuda")
+s = median_s(lambda: red.column_sum[(n // 32,)](x, o, m, n, n, BM=64, BN=32))
+out["column_sum_gbps"] = (m * n * 4 + n * 4) / s / 1e9
+del x, o
+
 e = torch.empty(1024, device="cuda")
 va.empty_kernel[(1,)](e, 1024, BLOCK=1024)
 torch.cuda.synchronize()

@@ -154,6 +154,8 @@ void Compilation::optimize() {
   s.gen.reset(); // the tile IR is done with
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;
+  if (s.gpu())
+    k.stages["ir"] = std::move(lowered.ir_with_layouts);
   llvmgen::prepare_module(*s.mod, *s.tm);
   if (s.gpu())
     nvptx::link_libdevice(*s.mod);

@@ -1,6 +1,6 @@
-// The NVPTX path without a GPU: the 1-D kernels of shared/kernels compile to
-// PTX for sm_90 and assemble to a cubin (nvJitLink, or ptxas) in-process;
-// what needs a layout conversion is refused with a message that says so.
+// The NVPTX path without a GPU: the kernels of shared/kernels compile to
+// PTX for sm_90 and assemble to a cubin (nvJitLink, or ptxas) in-process,
+// with every block value in registers (no local memory).
 #include <doctest/doctest.h>
 
 #include <string>
@@ -70,14 +70,24 @@ TEST_CASE("nvptx: softmax reduces with warp shuffles and shared memory across wa
   CHECK(k.shared_bytes > 0);
 }
 
-TEST_CASE("nvptx: what needs a layout conversion says so") {
-  CHECK_THROWS_WITH_AS(compile_sm90("matmul.py", "matmul_kernel",
-                                    {kiln::Arg::mock(kiln::DType::f16), kiln::Arg::mock(kiln::DType::f16),
-                                     kiln::Arg::mock(kiln::DType::f16), 64, 64, 64, 64, 1, 64, 1, 64, 1,
-                                     kiln::arg("BM", 32), kiln::arg("BN", 32), kiln::arg("BK", 32)}),
-                       doctest::Contains("not supported on the cuda target yet"), kiln::Error);
-  CHECK_THROWS_WITH_AS(compile_sm90("reductions.py", "prefix_sum", {f32ptr(), f32ptr(), 100, kiln::arg("BLOCK", 128)}),
-                       doctest::Contains("tl.cumsum"), kiln::Error);
+TEST_CASE("nvptx: 2-D tiles: dot, scans, reductions on either axis, attention compile to cubins") {
+  const kiln::Arg h = kiln::Arg::mock(kiln::DType::f16), i32 = kiln::Arg::mock(kiln::DType::i32);
+  check_gpu_binary(compile_sm90("matmul.py", "matmul_kernel",
+                                {h, h, h, 64, 64, 64, 64, 1, 64, 1, 64, 1, kiln::arg("BM", 32), kiln::arg("BN", 32),
+                                 kiln::arg("BK", 32)}));
+  check_gpu_binary(compile_sm90("reductions.py", "prefix_sum", {i32, i32, 100, kiln::arg("BLOCK", 128)}));
+  check_gpu_binary(compile_sm90("reductions.py", "reduce_rows",
+                                {f32ptr(), f32ptr(), f32ptr(), i32, 50, 60, 60, kiln::arg("BM", 16), kiln::arg("BN", 64)}));
+  check_gpu_binary(compile_sm90("reductions.py", "column_sum",
+                                {f32ptr(), f32ptr(), 50, 60, 60, kiln::arg("BM", 16), kiln::arg("BN", 32)}));
+  const kiln::CompiledKernel a =
+      compile_sm90("attention.py", "attn_fwd",
+                   {h, h, h, h, 0.125, 150, kiln::arg("HEAD_DIM", 64), kiln::arg("BLOCK_M", 64), kiln::arg("BLOCK_N", 32),
+                    kiln::arg("CAUSAL", true)});
+  check_gpu_binary(a);
+  // fp16 rows of 8 move as 4 words (PTX vectors have at most 4 elements).
+  CHECK(a.stages.at("ptx").find("ld.global.v4.b32") != std::string::npos);
+  CHECK(a.stages.at("ptx").find(".v8.") == std::string::npos);
 }
 
 TEST_CASE("nvptx: aligned, divisible sizes move 16 bytes per access (axis info)") {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -152,7 +153,14 @@ struct Program {
 };
 
 const char *op_name(const Op &op);
+/// What a later pass adds to the printed IR (the GPU's layouts and
+/// conversions): text after a result's type, and lines before an op.
+struct PrintNotes {
+  std::function<std::string(const Value &)> after_value;
+  std::function<std::string(const Op &)> before_op;
+};
+
 /// The IR as text, one op a line; what `kiln compile --emit ir` prints.
-std::string print(const Program &p);
+std::string print(const Program &p, const PrintNotes *notes = nullptr);
 
 } // namespace kiln::ir

@@ -1,6 +1,6 @@
 // The elementwise math functions of tl.math and libdevice that are one IR op
 // each (OpKind::Math). The frontend types calls with this table and every
-// backend lowers them (compiler/llvm/lower_math.cpp); functions that Triton
+// backend lowers them (compiler/llvm/math_library.cpp); functions that Triton
 // builds from other ops (sigmoid, softmax, clamp, ...) are not here.
 #pragma once
 

@@ -9,7 +9,7 @@ namespace {
 
 class Printer {
 public:
-  explicit Printer(std::ostringstream &os) : os_(os) {}
+  Printer(std::ostringstream &os, const PrintNotes *notes) : os_(os), notes_(notes) {}
 
   void function(const Function &f) {
     os_ << (f.is_kernel ? "kernel @" : "func @") << f.name << "(";
@@ -38,6 +38,15 @@ private:
   }
 
   void op(const Op &op, int depth) {
+    if (notes_ && notes_->before_op) {
+      const std::string pre = notes_->before_op(op);
+      for (size_t at = 0; at < pre.size();) {
+        const size_t nl = pre.find('\n', at);
+        indent(depth);
+        os_ << pre.substr(at, nl - at) << "\n";
+        at = nl == std::string::npos ? pre.size() : nl + 1;
+      }
+    }
     indent(depth);
     for (size_t i = 0; i < op.results.size(); ++i)
       os_ << (i ? ", " : "") << "%" << op.results[i]->id;
@@ -73,8 +82,11 @@ private:
     }
     if (!op.results.empty()) {
       os_ << " :";
-      for (size_t i = 0; i < op.results.size(); ++i)
+      for (size_t i = 0; i < op.results.size(); ++i) {
         os_ << (i ? ", " : " ") << op.results[i]->type.str();
+        if (notes_ && notes_->after_value)
+          os_ << notes_->after_value(*op.results[i]);
+      }
     }
     if (op.regions.empty()) {
       os_ << "\n";
@@ -95,13 +107,14 @@ private:
   }
 
   std::ostringstream &os_;
+  const PrintNotes *notes_;
 };
 
 } // namespace
 
-std::string print(const Program &p) {
+std::string print(const Program &p, const PrintNotes *notes) {
   std::ostringstream os;
-  Printer pr(os);
+  Printer pr(os, notes);
   for (const auto &f : p.functions)
     pr.function(*f);
   return os.str();

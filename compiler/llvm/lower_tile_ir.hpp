@@ -19,13 +19,15 @@
 // vectorizes.
 //
 // NVPTX: one program is one CTA of num_warps * 32 threads; the kernel takes
-// the runtime parameters directly. Every block value has the same blocked
-// layout: element i belongs to thread i % T (T threads), so neighbouring
-// threads touch neighbouring addresses (coalesced) and each thread keeps its
-// elements in registers. Reductions go through warp shuffles, then shared
-// memory across warps. An op that would need another thread's element of a
-// stored block (a broadcast or transpose of loaded data, a dot, a scan) needs
-// a layout conversion, which this backend does not do yet: it says so.
+// the runtime parameters directly. A layout pass (gpu/layout_plan.hpp) gives
+// every block value a layout (which thread and register slot holds which
+// element, gpu/layout.hpp); a consumer reads a held value in place when the
+// layouts agree and converts it through shared memory when they do not.
+// Reductions go through warp shuffles, then shared memory across warps;
+// scans through shfl.up; tl.dot through shared memory with FMAs.
+//
+// The code lives in llvm/lowering.hpp and the files it lists; what differs
+// between targets is a TargetLowering (llvm/target_lowering.hpp).
 #pragma once
 
 #include <memory>
@@ -44,12 +46,14 @@ enum class LoweringTarget : unsigned char { Cpu, Nvptx };
 
 struct LoweringResult {
   std::unique_ptr<llvm::Module> module;
-  unsigned shared_bytes = 0; ///< static shared memory the kernel uses (NVPTX)
+  unsigned shared_bytes = 0; ///< dynamic shared memory the kernel uses (NVPTX)
+  std::string
+      ir_with_layouts; ///< NVPTX: the tile IR with each value's layout and the conversions made
 };
 
 /// Lowers `program` into a new module of `ctx`; the kernel's entry symbol is
 /// the kernel's name. Throws kiln::Error for what the target cannot do yet.
-LoweringResult lower_tile_ir(const ir::Program &program, const Options &options, LoweringTarget target,
-                             llvm::LLVMContext &ctx);
+LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
+                             LoweringTarget target, llvm::LLVMContext &ctx);
 
 } // namespace kiln::llvmgen

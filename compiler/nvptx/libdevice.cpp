@@ -21,15 +21,16 @@ std::string find_libdevice() {
   std::vector<std::filesystem::path> candidates;
   if (const char *f = std::getenv("KILN_LIBDEVICE"))
     candidates.emplace_back(f);
-  if (const char *home = std::getenv("CUDA_HOME"))
-    candidates.emplace_back(std::filesystem::path(home) / "nvvm/libdevice/libdevice.10.bc");
+  for (const char *var : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char *v = std::getenv(var))
+      candidates.push_back(std::filesystem::path(v) / "nvvm" / "libdevice" / "libdevice.10.bc");
   candidates.emplace_back("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc");
   for (const auto &p : candidates) {
     std::error_code ec;
     if (std::filesystem::is_regular_file(p, ec))
       return p.string();
   }
-  return "";
+  return {};
 }
 
 } // namespace
@@ -45,18 +46,21 @@ void link_libdevice(llvm::Module &m) {
     return;
   const std::string path = find_libdevice();
   if (path.empty())
-    throw Error(first.substr(5) + " on the cuda target needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc), "
-                "which was not found; set CUDA_HOME or KILN_LIBDEVICE to it");
+    throw Error("this kernel needs " + first +
+                " on the cuda target, from CUDA's libdevice (nvvm/libdevice/libdevice.10.bc), "
+                "which is not under $CUDA_HOME, $CUDA_PATH or /usr/local/cuda; set CUDA_HOME to "
+                "the toolkit or KILN_LIBDEVICE to the file");
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     throw Error("cannot read libdevice at " + path + ": " + buf.getError().message());
-  auto lib = llvm::parseBitcodeFile(buf.get()->getMemBufferRef(), m.getContext());
+  // Lazily: only the functions the kernel calls are read and linked.
+  auto lib = llvm::getOwningLazyBitcodeModule(std::move(*buf), m.getContext());
   if (!lib)
-    throw Error("cannot parse libdevice at " + path + ": " + llvm::toString(lib.takeError()));
+    throw Error("cannot load libdevice at " + path + ": " + llvm::toString(lib.takeError()));
   (*lib)->setTargetTriple(m.getTargetTriple());
   (*lib)->setDataLayout(m.getDataLayout());
-  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
-    throw Error("linking libdevice from " + path + " failed");
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
+    throw Error("linking libdevice from " + path + " into " + m.getName().str() + " failed");
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
       f.setLinkage(llvm::GlobalValue::InternalLinkage);

@@ -1,0 +1,165 @@
+#include "compiler/analysis/axis_info.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "kiln/dtype.hpp"
+
+namespace kiln::analysis {
+namespace {
+
+constexpr int64_t kBig = int64_t{1} << 30;
+
+int64_t cap(int64_t v) {
+  return std::min(v, kBig);
+}
+
+} // namespace
+
+int64_t AxisInfoAnalysis::pow2_divisor(int64_t v) {
+  if (v == 0)
+    return kBig;
+  int64_t d = 1;
+  while ((v & d) == 0 && d < kBig)
+    d <<= 1;
+  return d;
+}
+
+AxisInfoAnalysis::AxisInfoAnalysis(const ir::Program &p) {
+  for (const auto &f : p.functions)
+    find_loops(f->body);
+}
+
+void AxisInfoAnalysis::find_loops(const ir::Block &b) {
+  for (const ir::Op *op : b.ops) {
+    if (op->kind == ir::OpKind::For)
+      induction_[op->regions[0]->args[0]] = op;
+    for (const ir::Block *r : op->regions)
+      find_loops(*r);
+  }
+}
+
+const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
+  if (auto it = memo_.find(v); it != memo_.end())
+    return it->second;
+  AxisInfo a = compute(v);
+  return memo_[v] = a; // unordered_map keeps references stable
+}
+
+AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
+  using ir::BinaryOp;
+  using ir::OpKind;
+  AxisInfo a;
+  const int rank = std::max<int>(v->type.rank, 1);
+  auto extent = [&](int d) { return v->type.rank ? v->type.shape[d] : int64_t{1}; };
+  if (!v->def) {
+    if (auto it = induction_.find(v); it != induction_.end()) {
+      // lower + k * step
+      a.div[0] = std::gcd(get(it->second->operands[0]).div[0], get(it->second->operands[2]).div[0]);
+      return a;
+    }
+    // A parameter: D is 16 (bytes for pointers, the value for integers).
+    a.div.fill(v->facts.divisible16 ? 16 : 1);
+    return a;
+  }
+  const ir::Op &op = *v->def;
+  auto in = [&](size_t i) { return get(op.operands[i]); };
+  const int64_t elem = v->type.pointer ? static_cast<int64_t>(dtype_size(v->type.elem)) : 1;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t n = extent(d);
+    switch (op.kind) {
+    case OpKind::Constant:
+      a.div[d] = v->type.is_float() ? 1 : pow2_divisor(op.i);
+      a.constancy[d] = n;
+      break;
+    case OpKind::Splat:
+      a.div[d] = in(0).div[0];
+      a.constancy[d] = n;
+      break;
+    case OpKind::Arange:
+      a.contig[d] = n;
+      a.div[d] = pow2_divisor(op.i);
+      break;
+    case OpKind::Binary: {
+      const AxisInfo x = in(0), y = in(1);
+      const auto b = static_cast<BinaryOp>(op.sub);
+      a.constancy[d] = std::gcd(x.constancy[d], y.constancy[d]);
+      if (b == BinaryOp::Add || b == BinaryOp::Sub) {
+        a.contig[d] =
+            std::max(std::gcd(x.contig[d], y.constancy[d]), std::gcd(y.contig[d], x.constancy[d]));
+        a.div[d] = std::gcd(x.div[d], y.div[d]);
+      } else if (b == BinaryOp::Mul) {
+        a.div[d] = cap(x.div[d] * y.div[d]);
+      }
+      break;
+    }
+    case OpKind::AddPtr: {
+      const AxisInfo p = in(0), o = in(1);
+      a.contig[d] =
+          std::max(std::gcd(p.contig[d], o.constancy[d]), std::gcd(o.contig[d], p.constancy[d]));
+      a.div[d] = std::gcd(p.div[d], cap(o.div[d] * elem));
+      a.constancy[d] = std::gcd(p.constancy[d], o.constancy[d]);
+      break;
+    }
+    case OpKind::Compare: {
+      // `offs < n`: equal across a run of offs that no multiple of n's divisor splits.
+      const AxisInfo x = in(0), y = in(1);
+      a.constancy[d] = std::gcd(x.constancy[d], y.constancy[d]);
+      if (y.constancy[d] >= n && x.contig[d] > 1)
+        a.constancy[d] =
+            std::max(a.constancy[d], std::gcd(x.contig[d], std::gcd(x.div[d], y.div[d])));
+      if (x.constancy[d] >= n && y.contig[d] > 1)
+        a.constancy[d] =
+            std::max(a.constancy[d], std::gcd(y.contig[d], std::gcd(x.div[d], y.div[d])));
+      break;
+    }
+    case OpKind::Select: {
+      const AxisInfo c = in(0), x = in(1), y = in(2);
+      a.constancy[d] = std::gcd(c.constancy[d], std::gcd(x.constancy[d], y.constancy[d]));
+      break;
+    }
+    case OpKind::Cast:
+      // Integer widening and narrowing of offsets keeps their runs.
+      if (v->type.is_int() && op.operands[0]->type.is_int())
+        a = in(0);
+      break;
+    case OpKind::Broadcast: {
+      const AxisInfo s = in(0);
+      if (op.operands[0]->type.shape[d] == 1 && n > 1) {
+        a.div[d] = s.div[d];
+        a.constancy[d] = n;
+      } else {
+        a.contig[d] = s.contig[d];
+        a.div[d] = s.div[d];
+        a.constancy[d] = s.constancy[d];
+      }
+      break;
+    }
+    case OpKind::ExpandDims: {
+      const AxisInfo s = in(0);
+      if (d == op.axis) {
+        a.div[d] = s.div[0];
+      } else {
+        const int sd = d > op.axis ? d - 1 : d;
+        a.contig[d] = s.contig[sd];
+        a.div[d] = s.div[sd];
+        a.constancy[d] = s.constancy[sd];
+      }
+      break;
+    }
+    case OpKind::Trans: {
+      const AxisInfo s = in(0);
+      const auto sd = static_cast<size_t>(op.ints[d]);
+      a.contig[d] = s.contig[sd];
+      a.div[d] = s.div[sd];
+      a.constancy[d] = s.constancy[sd];
+      break;
+    }
+    default:
+      break;
+    }
+  }
+  return a;
+}
+
+} // namespace kiln::analysis

@@ -1,0 +1,43 @@
+// Axis info (Triton's AxisInfo): per dim of a block value, how its elements
+// run. The GPU backend reads it to choose layouts whose accesses coalesce and
+// to move 16 bytes per access; it is a pure analysis of the tile IR.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <unordered_map>
+
+#include "compiler/ir/ir.hpp"
+
+namespace kiln::analysis {
+
+/// Along dim d: runs of `contig[d]` consecutive values (pointers: one
+/// element apart), every run's first value divisible by `div[d]` (pointers:
+/// `div[d]` bytes aligned), runs of `constancy[d]` equal values; each run
+/// starts at a multiple of its length. A scalar uses dim 0.
+struct AxisInfo {
+  std::array<int64_t, ir::Type::kMaxRank> contig{1, 1, 1}, div{1, 1, 1}, constancy{1, 1, 1};
+};
+
+class AxisInfoAnalysis {
+public:
+  AxisInfoAnalysis() = default;
+  /// Also knows the induction variables of `p`'s loops: a multiple of the
+  /// step's divisor from a multiple of it.
+  explicit AxisInfoAnalysis(const ir::Program &p);
+
+  /// Computed on first use and remembered; values must outlive the analysis.
+  const AxisInfo &get(const ir::Value *v);
+
+  /// The largest power of two dividing v (2^30 for 0).
+  static int64_t pow2_divisor(int64_t v);
+
+private:
+  AxisInfo compute(const ir::Value *v);
+  void find_loops(const ir::Block &b);
+  std::unordered_map<const ir::Value *, AxisInfo> memo_;
+  std::unordered_map<const ir::Value *, const ir::Op *>
+      induction_; ///< induction variable -> its For
+};
+
+} // namespace kiln::analysis

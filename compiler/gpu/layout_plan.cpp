@@ -1,0 +1,208 @@
+#include "compiler/gpu/layout_plan.hpp"
+
+#include <algorithm>
+
+#include "kiln/dtype.hpp"
+
+namespace kiln::gpu {
+
+using ir::OpKind;
+
+Shape shape_of(const ir::Type &t) {
+  return Shape(t.shape.begin(), t.shape.begin() + t.rank);
+}
+
+LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps), axis_(p) {
+  // Loop-carried layouts feed back into the values they are computed from:
+  // iterate until they stop changing (each round can only fill in more).
+  for (int round = 0; round < 8; ++round) {
+    bool changed = false;
+    memo_.clear();
+    for (const auto &f : p.functions)
+      settle(f->body, changed);
+    if (!changed)
+      break;
+  }
+}
+
+void LayoutPlan::carry(const ir::Value *v, const EncodingPtr &e, bool &changed) {
+  if (!e || !v->type.is_block())
+    return;
+  EncodingPtr &slot = carried_[v];
+  if (!slot || slot->str() != e->str()) {
+    slot = e;
+    changed = true;
+  }
+}
+
+void LayoutPlan::settle(const ir::Block &b, bool &changed) {
+  for (const ir::Op *op : b.ops) {
+    for (const ir::Block *r : op->regions)
+      settle(*r, changed);
+    auto pick = [&](const ir::Value *yielded, const ir::Value *init) {
+      EncodingPtr e = natural(yielded);
+      return e ? e : init ? natural(init) : nullptr;
+    };
+    if (op->kind == OpKind::For) {
+      const ir::Block &body = *op->regions[0];
+      const ir::Op &yield = *body.ops.back();
+      for (size_t i = 0; i < op->results.size(); ++i) {
+        EncodingPtr e = pick(yield.operands[i], op->operands[3 + i]);
+        carry(body.args[1 + i], e, changed);
+        carry(op->results[i], e, changed);
+      }
+    } else if (op->kind == OpKind::While) {
+      const ir::Block &before = *op->regions[0], &after = *op->regions[1];
+      const ir::Op &yield = *after.ops.back();
+      for (size_t i = 0; i < op->results.size(); ++i) {
+        EncodingPtr e = pick(yield.operands[i], op->operands[i]);
+        carry(before.args[i], e, changed);
+        carry(after.args[i], e, changed);
+        carry(op->results[i], e, changed);
+      }
+    } else if (op->kind == OpKind::If) {
+      for (size_t i = 0; i < op->results.size(); ++i) {
+        EncodingPtr e =
+            pick(op->regions[0]->ops.back()->operands[i], op->regions[1]->ops.back()->operands[i]);
+        carry(op->results[i], e, changed);
+      }
+    }
+  }
+}
+
+EncodingPtr LayoutPlan::natural(const ir::Value *v) {
+  if (!v->type.is_block())
+    return nullptr;
+  if (auto it = memo_.find(v); it != memo_.end())
+    return it->second;
+  EncodingPtr e = compute(v);
+  memo_[v] = e;
+  return e;
+}
+
+EncodingPtr LayoutPlan::layout(const ir::Value *v) {
+  EncodingPtr e = natural(v);
+  return e ? e : default_layout(v->type);
+}
+
+EncodingPtr LayoutPlan::default_layout(const ir::Type &t) const {
+  const int64_t per_thread = t.numel() / (32 * warps_);
+  return default_blocked(shape_of(t), warps_,
+                         static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
+}
+
+EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
+  if (EncodingPtr e = natural(ptr))
+    return e; // the addresses come from data some layout already holds
+  const analysis::AxisInfo &a = axis_.get(ptr);
+  const int rank = ptr->type.rank;
+  int fast = rank - 1;
+  for (int d = rank - 1; d >= 0; --d)
+    if (a.contig[d] > a.contig[fast])
+      fast = d;
+  std::vector<int> order = {fast};
+  for (int d = rank - 1; d >= 0; --d)
+    if (d != fast)
+      order.push_back(d);
+  const int64_t bytes = static_cast<int64_t>(dtype_size(ptr->type.elem));
+  int64_t vec =
+      std::max<int64_t>(std::min<int64_t>(a.contig[fast], 16 / std::max<int64_t>(bytes, 1)), 1);
+  vec = std::min<int64_t>(vec, std::max<int64_t>(ptr->type.numel() / (32 * warps_), 1));
+  while (vec & (vec - 1))
+    vec &= vec - 1;
+  return default_blocked(shape_of(ptr->type), warps_, static_cast<int>(vec), order);
+}
+
+EncodingPtr LayoutPlan::compute(const ir::Value *v) {
+  if (!v->def) {
+    auto it = carried_.find(v);
+    return it == carried_.end() ? nullptr : it->second;
+  }
+  const ir::Op &op = *v->def;
+  switch (op.kind) {
+  case OpKind::Constant:
+  case OpKind::Splat:
+  case OpKind::Arange:
+    return nullptr;
+  case OpKind::Load:
+  case OpKind::AtomicRMW:
+  case OpKind::AtomicCAS:
+    return access_layout(op.operands[0]);
+  case OpKind::Reduce:
+    return slice(layout(op.operands[0]), op.axis);
+  case OpKind::Scan:
+    return scan_blocked(shape_of(v->type), op.axis, warps_);
+  case OpKind::Dot:
+    return default_layout(v->type);
+  case OpKind::Gather:
+    return layout(op.operands[1]); // read from shared memory in the index's layout
+  case OpKind::For:
+  case OpKind::While:
+  case OpKind::If: {
+    auto it = carried_.find(v);
+    return it == carried_.end() ? nullptr : it->second;
+  }
+  case OpKind::Call:
+    return nullptr;
+  default:
+    break;
+  }
+  // Elementwise and shape ops: the first operand that has a layout.
+  const ir::Value *from = nullptr;
+  EncodingPtr e;
+  for (const ir::Value *o : op.operands)
+    if ((e = natural(o))) {
+      from = o;
+      break;
+    }
+  if (!e)
+    return nullptr;
+  switch (op.kind) {
+  case OpKind::Broadcast:
+    if (e->kind == Encoding::Kind::Linear)
+      return nullptr;
+    return e;
+  case OpKind::ExpandDims: {
+    if (e->kind == Encoding::Kind::Slice && e->dim == op.axis)
+      return e->parent;
+    if (e->kind == Encoding::Kind::Blocked) {
+      auto ins = [&](std::vector<int> x) {
+        x.insert(x.begin() + op.axis, 1);
+        return x;
+      };
+      std::vector<int> order;
+      for (int d : e->order)
+        order.push_back(d >= op.axis ? d + 1 : d);
+      order.push_back(op.axis);
+      return blocked(ins(e->size_per_thread), ins(e->threads_per_warp), ins(e->warps_per_cta),
+                     order);
+    }
+    return linear(map(e, from->type), shape_of(v->type)); // a dim of 1 adds no index bits
+  }
+  case OpKind::Reshape:
+    return linear(map(e, from->type), shape_of(v->type)); // same row-major index
+  case OpKind::Trans: {
+    if (e->kind == Encoding::Kind::Blocked) {
+      auto perm = [&](const std::vector<int> &x) {
+        std::vector<int> r;
+        for (int64_t p : op.ints)
+          r.push_back(x[p]);
+        return r;
+      };
+      std::vector<int> inv(op.ints.size()), order;
+      for (size_t d = 0; d < op.ints.size(); ++d)
+        inv[op.ints[d]] = static_cast<int>(d);
+      for (int d : e->order)
+        order.push_back(inv[d]);
+      return blocked(perm(e->size_per_thread), perm(e->threads_per_warp), perm(e->warps_per_cta),
+                     order);
+    }
+    return linear(trans_forward(map(e, from->type), shape_of(from->type), op.ints),
+                  shape_of(v->type));
+  }
+  default:
+    return from->type.same_shape(v->type) ? e : nullptr;
+  }
+}
+
+} // namespace kiln::gpu

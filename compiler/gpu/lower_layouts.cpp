@@ -1,0 +1,189 @@
+// The GPU's element distribution: which slots of which thread hold a block
+// (gpu/layout.hpp), reads of held blocks in the layout a consumer wants,
+// and conversions between layouts through shared memory.
+#include "compiler/llvm/lowering.hpp"
+
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen::detail {
+
+auto Lowering::map_for(const gpu::EncodingPtr &e, const Type &t) -> MapPtr {
+  return std::make_shared<const gpu::BitMap>(plan_->map(e, t));
+}
+
+auto Lowering::for_slots(const gpu::BitMap &m, const Type &shape,
+                         const std::function<void(int64_t, const Idx &)> &body) -> void {
+  const gpu::BitMap *saved_view = view_;
+  const int64_t saved_slot = slot_;
+  view_ = &m;
+  for (int64_t s = 0; s < m.slots(); ++s) {
+    slot_ = s;
+    body(s, delinear(shape, element_index(m, s)));
+  }
+  view_ = saved_view;
+  slot_ = saved_slot;
+}
+
+auto Lowering::element_index(const gpu::BitMap &m, int64_t s) -> llvm::Value * {
+  return b_.CreateOr(thread_bits(m), b_.getInt64(m.reg_offset(s)));
+}
+
+auto Lowering::thread_bits(const gpu::BitMap &m) -> llvm::Value * {
+  const std::string key = m.str();
+  if (auto it = thread_bits_.find(key); it != thread_bits_.end())
+    return it->second;
+  llvm::IRBuilder<> eb(prologue_);
+  llvm::Value *r = eb.getInt64(0);
+  // Runs of consecutive id bits that land on consecutive index bits move as one field.
+  auto add = [&](const int *bases, int n, llvm::Value *id) {
+    for (int i = 0; i < n;) {
+      if (bases[i] < 0) {
+        ++i;
+        continue;
+      }
+      int len = 1;
+      while (i + len < n && bases[i + len] == bases[i] + len)
+        ++len;
+      llvm::Value *field = eb.CreateAnd(eb.CreateLShr(id, i), eb.getInt64((int64_t{1} << len) - 1));
+      r = eb.CreateOr(r, eb.CreateShl(field, bases[i]));
+      i += len;
+    }
+  };
+  add(m.lane.data(), gpu::BitMap::kLaneBits, lane64_);
+  add(m.warp.data(), static_cast<int>(m.warp.size()), warp64_);
+  return thread_bits_[key] = r;
+}
+
+auto Lowering::owner(const gpu::BitMap &m) -> llvm::Value * {
+  const uint32_t lm = m.copy_lane_mask(), wm = m.copy_warp_mask();
+  if (!lm && !wm)
+    return nullptr;
+  llvm::IRBuilder<> eb(prologue_);
+  llvm::Value *ok = eb.getTrue();
+  if (lm)
+    ok = eb.CreateAnd(ok, eb.CreateICmpEQ(eb.CreateAnd(lane64_, eb.getInt64(lm)), eb.getInt64(0)));
+  if (wm)
+    ok = eb.CreateAnd(ok, eb.CreateICmpEQ(eb.CreateAnd(warp64_, eb.getInt64(wm)), eb.getInt64(0)));
+  return ok;
+}
+
+auto Lowering::and_mask(llvm::Value *a, llvm::Value *b) -> llvm::Value * {
+  return !a ? b : !b ? a : b_.CreateAnd(a, b);
+}
+
+auto Lowering::read_held(const ir::Value *v, const Lowered &l) -> llvm::Value * {
+  if (!view_)
+    throw std::logic_error("kiln internal error: GPU buffer read outside a slot loop");
+  if (auto sm = gpu::slot_map(*view_, *l.map))
+    return b_.CreateLoad(reg_type(v->type.element()),
+                         slot_ptr(v->type, l.buf, gpu::apply_slot_map(*sm, slot_)));
+  auto it = converted_.find({v, gpu::without_slot_copies(*view_).str()});
+  if (it == converted_.end())
+    throw std::logic_error("kiln internal error: %" + std::to_string(v->id) +
+                           " read in a layout it was not converted to");
+  auto sm = gpu::slot_map(*view_, *it->second.map);
+  return b_.CreateLoad(reg_type(v->type.element()),
+                       slot_ptr(v->type, it->second.buf, gpu::apply_slot_map(*sm, slot_)));
+}
+
+auto Lowering::prepare(const ir::Value *v, const gpu::BitMap &view) -> void {
+  if (!distributed_ || !v->type.is_block())
+    return;
+  std::set<std::pair<const ir::Value *, std::string>> seen;
+  prepare_tree(v, view, seen);
+}
+
+auto Lowering::prepare_tree(const ir::Value *v, const gpu::BitMap &view,
+                            std::set<std::pair<const ir::Value *, std::string>> &seen) -> void {
+  if (!v->type.is_block() || !seen.insert({v, view.str()}).second)
+    return;
+  const Lowered &l = vals_.at(v);
+  if (!l.lazy) {
+    if (gpu::slot_map(view, *l.map))
+      return;
+    gpu::BitMap to = gpu::without_slot_copies(view);
+    std::pair<const ir::Value *, std::string> key{v, to.str()};
+    if (!converted_.count(key))
+      converted_[key] = convert(v, l, std::make_shared<const gpu::BitMap>(to));
+    return;
+  }
+  const ir::Op &op = *v->def;
+  switch (op.kind) {
+  case OpKind::Constant:
+  case OpKind::Splat:
+  case OpKind::Arange:
+    return;
+  case OpKind::Broadcast: {
+    const ir::Value *src = op.operands[0];
+    prepare_tree(
+        src, gpu::view_through_broadcast(view, gpu::shape_of(v->type), gpu::shape_of(src->type)),
+        seen);
+    return;
+  }
+  case OpKind::Trans:
+    prepare_tree(op.operands[0], gpu::view_through_trans(view, gpu::shape_of(v->type), op.ints),
+                 seen);
+    return;
+  default:
+    // Elementwise, expand_dims and reshape: the same row-major index bits.
+    for (const ir::Value *o : op.operands)
+      prepare_tree(o, view, seen);
+  }
+}
+
+auto Lowering::to_shared(const ir::Value *v, const Lowered &from) -> llvm::Value * {
+  llvm::Type *et = reg_type(v->type.element());
+  const int64_t n = v->type.numel();
+  llvm::Value *base =
+      target_->shared_memory(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
+  target_->barrier();
+  for (int64_t s = 0; s < from.map->slots(); ++s)
+    b_.CreateStore(b_.CreateLoad(et, slot_ptr(v->type, from.buf, s)),
+                   shared_element(base, et, element_index(*from.map, s)));
+  target_->barrier();
+  return base;
+}
+
+auto Lowering::shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin)
+    -> llvm::Value * {
+  return b_.CreateInBoundsGEP(et, base, b_.CreateAdd(lin, b_.CreateLShr(lin, b_.getInt64(5))));
+}
+
+auto Lowering::convert(const ir::Value *v, const Lowered &from, const MapPtr &to) -> Lowered {
+  ++conversions_;
+  note_conversion(v, *from.map, *to);
+  llvm::Type *et = reg_type(v->type.element());
+  llvm::Value *base = to_shared(v, from);
+  Lowered r;
+  r.map = to;
+  r.buf = alloc_buffer(v->type, to.get());
+  for (int64_t s = 0; s < to->slots(); ++s)
+    b_.CreateStore(b_.CreateLoad(et, shared_element(base, et, element_index(*to, s))),
+                   slot_ptr(v->type, r.buf, s));
+  return r;
+}
+
+auto Lowering::type_bytes(llvm::Type *t) const -> unsigned {
+  return static_cast<unsigned>(mod_->getDataLayout().getTypeAllocSize(t).getFixedValue());
+}
+
+auto Lowering::note_conversion(const ir::Value *v, const gpu::BitMap &from, const gpu::BitMap &to)
+    -> void {
+  op_notes_[cur_op_] += "convert_layout %" + std::to_string(v->id) + " : " + v->type.str() + " {" +
+                        from.str() + "} -> {" + to.str() + "}\n";
+}
+
+auto Lowering::materialize_gpu(const ir::Value *v, MapPtr m, llvm::Value *into) -> Lowered {
+  if (!m)
+    m = map_for(plan_->layout(v), v->type);
+  prepare(v, *m);
+  Lowered r;
+  r.map = m;
+  r.buf = into ? into : alloc_buffer(v->type, m.get());
+  for_slots(*m, v->type, [&](int64_t s, const Idx &idx) {
+    b_.CreateStore(element(v, idx), slot_ptr(v->type, r.buf, s));
+  });
+  return r;
+}
+
+} // namespace kiln::llvmgen::detail

@@ -1,0 +1,124 @@
+// tl.dot: loops on the CPU; FMAs over operands in shared memory on the GPU.
+#include "compiler/llvm/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen::detail {
+
+auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
+  const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
+                  *res = op.result();
+  const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+  const Type ot = res->type.element(), it = a->type.element();
+  llvm::Type *rt = reg_type(ot);
+  const MapPtr C = map_for(plan_->layout(res), res->type);
+  const MapPtr A = map_for(plan_->layout(a), a->type), B = map_for(plan_->layout(bm), bm->type);
+  prepare(a, *A);
+  prepare(bm, *B);
+  prepare(acc, *C);
+  llvm::Value *abase =
+      target_->shared_memory(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+  llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
+  target_->barrier();
+  for_slots(*A, a->type, [&](int64_t, const Idx &i) {
+    llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[1], b_.getInt64(M)), i[0]);
+    b_.CreateStore(cast(element(a, i), it, ot), b_.CreateInBoundsGEP(rt, abase, at));
+  });
+  for_slots(*B, bm->type, [&](int64_t, const Idx &i) {
+    llvm::Value *at = b_.CreateAdd(b_.CreateMul(i[0], b_.getInt64(N)), i[1]);
+    b_.CreateStore(cast(element(bm, i), it, ot), b_.CreateInBoundsGEP(rt, bbase, at));
+  });
+  target_->barrier();
+  std::vector<llvm::Value *> init(C->slots()), mi(C->slots()), ni(C->slots());
+  for_slots(*C, res->type, [&](int64_t s, const Idx &i) {
+    init[s] = element(acc, i);
+    mi[s] = i[0];
+    ni[s] = i[1];
+  });
+  // Slots that share a row (column) share its a (b) value at each k.
+  const int nbits = gpu::log2_exact(N);
+  std::map<int64_t, size_t> row_of, col_of;
+  for (int64_t s = 0; s < C->slots(); ++s) {
+    row_of.emplace(C->reg_offset(s) >> nbits, row_of.size());
+    col_of.emplace(C->reg_offset(s) & ((int64_t{1} << nbits) - 1), col_of.size());
+  }
+  llvm::BasicBlock *pre = b_.GetInsertBlock(), *head = new_bb("dot.k"), *exit = new_bb("dot.end");
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *k = b_.CreatePHI(b_.getInt64Ty(), 2);
+  k->addIncoming(b_.getInt64(0), pre);
+  std::vector<llvm::PHINode *> phis;
+  for (llvm::Value *v : init) {
+    phis.push_back(b_.CreatePHI(rt, 2));
+    phis.back()->addIncoming(v, pre);
+  }
+  std::vector<llvm::Value *> av(row_of.size()), bv(col_of.size()), next(C->slots());
+  for (int64_t s = 0; s < C->slots(); ++s) {
+    llvm::Value *&x = av[row_of.at(C->reg_offset(s) >> nbits)];
+    if (!x)
+      x = b_.CreateLoad(rt, b_.CreateInBoundsGEP(
+                                rt, abase, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(M)), mi[s])));
+    llvm::Value *&y = bv[col_of.at(C->reg_offset(s) & ((int64_t{1} << nbits) - 1))];
+    if (!y)
+      y = b_.CreateLoad(rt, b_.CreateInBoundsGEP(
+                                rt, bbase, b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), ni[s])));
+    next[s] = ot.is_float() ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {rt}, {x, y, phis[s]})
+                            : b_.CreateAdd(phis[s], b_.CreateMul(x, y));
+  }
+  llvm::Value *kn = b_.CreateAdd(k, b_.getInt64(1));
+  llvm::BasicBlock *latch = b_.GetInsertBlock();
+  k->addIncoming(kn, latch);
+  for (int64_t s = 0; s < C->slots(); ++s)
+    phis[s]->addIncoming(next[s], latch);
+  b_.CreateCondBr(b_.CreateICmpULT(kn, b_.getInt64(K)), head, exit);
+  b_.SetInsertPoint(exit);
+  Lowered l;
+  l.map = C;
+  l.buf = alloc_buffer(res->type, C.get());
+  for (int64_t s = 0; s < C->slots(); ++s)
+    b_.CreateStore(fresult(next[s], ot), slot_ptr(res->type, l.buf, s));
+  vals_[res] = l;
+}
+
+auto Lowering::lower_dot(const ir::Op &op) -> void {
+  if (distributed_)
+    return lower_dot_gpu(op);
+  const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
+                  *res = op.result();
+  const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+  const Type ot = res->type.element(), it = a->type.element();
+  llvm::Value *abuf = as_buffer(a), *bbuf = as_buffer(bm);
+  llvm::Value *out = materialize(acc, alloc_buffer(res->type));
+  llvm::Type *ert = reg_type(ot);
+  // m-k-n order: the innermost loop runs along contiguous rows of b and out.
+  loop(M, [&](llvm::Value *m) {
+    loop(K, [&](llvm::Value *k) {
+      llvm::Value *av = b_.CreateLoad(
+          reg_type(it), buf_ptr(a->type, abuf, b_.CreateAdd(b_.CreateMul(m, b_.getInt64(K)), k)));
+      av = cast(av, it, ot);
+      loop(N, [&](llvm::Value *n) {
+        llvm::Value *bv =
+            b_.CreateLoad(reg_type(it), buf_ptr(bm->type, bbuf,
+                                                b_.CreateAdd(b_.CreateMul(k, b_.getInt64(N)), n)));
+        bv = cast(bv, it, ot);
+        llvm::Value *optr =
+            buf_ptr(res->type, out, b_.CreateAdd(b_.CreateMul(m, b_.getInt64(N)), n));
+        llvm::Value *cur = b_.CreateLoad(ert, optr);
+        llvm::Value *r = ot.is_float()
+                             ? b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ert}, {av, bv, cur})
+                             : b_.CreateAdd(cur, b_.CreateMul(av, bv));
+        b_.CreateStore(r, optr);
+      });
+    });
+  });
+  if (is_half(ot.elem))
+    loop(M * N, [&](llvm::Value *i) {
+      llvm::Value *p = buf_ptr(res->type, out, i);
+      b_.CreateStore(round_half(b_.CreateLoad(ert, p), ot.elem), p);
+    });
+  set(res, nullptr, out);
+}
+
+} // namespace kiln::llvmgen::detail

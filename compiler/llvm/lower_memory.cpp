@@ -1,0 +1,370 @@
+// Loads, stores and atomics (CPU: per element with branches for masks;
+// GPU: in the layout the pointer asks for, predicated, 16-byte vectors
+// where the axis info allows), device_assert and device_print.
+#include "compiler/llvm/lowering.hpp"
+
+#include <llvm/IR/Intrinsics.h>
+
+#include "compiler/llvm/lower_fp8.hpp"
+#include "compiler/llvm/lower_print.hpp"
+
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen::detail {
+
+auto Lowering::load_elem(llvm::Value *ptr, DType t) -> llvm::Value * {
+  return from_mem(b_.CreateLoad(mem_type(t), ptr), t);
+}
+
+auto Lowering::to_mem(llvm::Value *v, DType t) -> llvm::Value * {
+  switch (t) {
+  case DType::i1:
+    return b_.CreateZExt(v, b_.getInt8Ty());
+  case DType::f16:
+    return b_.CreateFPTrunc(v, b_.getHalfTy());
+  case DType::bf16:
+    return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+  default:
+    return is_fp8(t) ? float_to_fp8(b_, v, t) : v;
+  }
+}
+
+auto Lowering::guarded(llvm::Value *cond, const std::function<llvm::Value *()> &then,
+                       llvm::Value *otherwise) -> llvm::Value * {
+  llvm::BasicBlock *yes = new_bb("masked"), *done = new_bb("masked.end");
+  llvm::BasicBlock *from = b_.GetInsertBlock();
+  b_.CreateCondBr(cond, yes, done);
+  b_.SetInsertPoint(yes);
+  llvm::Value *v = then();
+  llvm::BasicBlock *yes_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  if (!v)
+    return nullptr;
+  llvm::PHINode *phi = b_.CreatePHI(v->getType(), 2);
+  phi->addIncoming(v, yes_end);
+  phi->addIncoming(otherwise ? otherwise : llvm::UndefValue::get(v->getType()), from);
+  return phi;
+}
+
+auto Lowering::vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask)
+    -> int64_t {
+  int dim = 0;
+  const int run = gpu::run_bits(m, gpu::shape_of(ptr->type), &dim);
+  if (run == 0 || ptr->type.elem == DType::i1)
+    return 1;
+  const int64_t bytes = static_cast<int64_t>(dtype_size(ptr->type.elem));
+  const analysis::AxisInfo p = plan_->axis().get(ptr);
+  const int64_t mc = mask ? plan_->axis().get(mask).constancy[dim] : int64_t{1} << 30;
+  for (int64_t v = std::min<int64_t>(int64_t{1} << run, 16 / bytes); v >= 2; v /= 2)
+    if ((bytes > 1 || v > 4) && p.contig[dim] % v == 0 && p.div[dim] % (v * bytes) == 0 &&
+        mc % v == 0)
+      return v;
+  return 1;
+}
+
+auto Lowering::each(const Type &shape, const std::function<void(const Idx &)> &f) -> void {
+  if (shape.is_block())
+    for_elements(shape, f);
+  else
+    f(Idx{});
+}
+
+auto Lowering::lower_assert(const ir::Op &op) -> void {
+  if (distributed_ || !assert_record_)
+    return;
+  llvm::Constant *msg = b_.CreateGlobalStringPtr(op.str, "kiln.assert.msg");
+  each(op.operands[0]->type, [&](const Idx &idx) {
+    llvm::Value *ok = element(op.operands[0], idx);
+    llvm::BasicBlock *bad = new_bb("assert.fail"), *done = new_bb("assert.ok");
+    b_.CreateCondBr(ok, done, bad);
+    b_.SetInsertPoint(bad);
+    // {i32 failed, ptr message}: the message first, then the flag.
+    llvm::Value *msg_slot = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), assert_record_, 8);
+    b_.CreateStore(msg, msg_slot);
+    llvm::StoreInst *flag = b_.CreateStore(b_.getInt32(1), assert_record_);
+    flag->setAtomic(llvm::AtomicOrdering::Release);
+    flag->setAlignment(llvm::Align(4));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  });
+}
+
+auto Lowering::lower_print(const ir::Op &op) -> void {
+  if (distributed_)
+    throw Error("tl.device_print is not supported on the cuda target by kiln yet; run with "
+                "--backend cpu");
+  emit_print(
+      b_, op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
+      [&](const ir::Value *v, const Idx &i) { return element(v, i); });
+}
+
+auto Lowering::once(const std::function<void()> &f) -> void {
+  if (!distributed_) {
+    f();
+    return;
+  }
+  llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
+  b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
+  b_.SetInsertPoint(yes);
+  f();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
+  const ir::Value *res = op.result(), *ptr = op.operands[0];
+  const Type et = res->type.element();
+  const bool has_mask = op.i & 1, has_other = op.i & 2;
+  const ir::Value *mask = has_mask ? op.operands[1] : nullptr,
+                  *other = has_other ? op.operands[2] : nullptr;
+  const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+  for (const ir::Value *o : op.operands)
+    prepare(o, *m);
+  Lowered l;
+  l.map = m;
+  l.buf = alloc_buffer(res->type, m.get());
+  const int64_t v = vector_width(*m, ptr, mask);
+  std::vector<Idx> idx(m->slots());
+  for_slots(*m, res->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+  with_view(*m, [&] {
+    for (int64_t g = 0; g < m->slots(); g += v) {
+      llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
+      llvm::Value *mk = mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr;
+      std::vector<llvm::Value *> others;
+      for (int64_t j = 0; j < v; ++j)
+        others.push_back(other ? at_slot(g + j, [&] { return element(other, idx[g + j]); })
+                               : llvm::Constant::getNullValue(reg_type(et)));
+      std::vector<llvm::Value *> got;
+      if (v > 1) {
+        got = target_->vector_load(p, mk, others, et.elem);
+      } else if (mk) {
+        llvm::Value *x = target_->masked_load(p, mk, others[0], et.elem);
+        got = {x ? x
+                 : guarded(
+                       mk, [&] { return load_elem(p, et.elem); }, others[0])};
+      } else {
+        got = {load_elem(p, et.elem)};
+      }
+      for (int64_t j = 0; j < v; ++j)
+        b_.CreateStore(got[j], slot_ptr(res->type, l.buf, g + j));
+    }
+    return 0;
+  });
+  vals_[res] = l;
+}
+
+auto Lowering::lower_store_gpu(const ir::Op &op) -> void {
+  const ir::Value *ptr = op.operands[0], *val = op.operands[1];
+  const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const DType et = ptr->type.elem;
+  const MapPtr m = map_for(plan_->access_layout(ptr), ptr->type);
+  for (const ir::Value *o : op.operands)
+    prepare(o, *m);
+  llvm::Value *own = owner(*m);
+  const int64_t v = vector_width(*m, ptr, mask);
+  std::vector<Idx> idx(m->slots());
+  for_slots(*m, ptr->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+  with_view(*m, [&] {
+    for (int64_t g = 0; g < m->slots(); g += v) {
+      llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
+      llvm::Value *mk =
+          and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, own);
+      std::vector<llvm::Value *> vals;
+      for (int64_t j = 0; j < v; ++j)
+        vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
+      if (v > 1) {
+        target_->vector_store(p, mk, vals);
+      } else if (!mk) {
+        b_.CreateStore(vals[0], p);
+      } else if (!target_->masked_store(p, mk, vals[0])) {
+        guarded(
+            mk,
+            [&]() -> llvm::Value * {
+              b_.CreateStore(vals[0], p);
+              return nullptr;
+            },
+            nullptr);
+      }
+    }
+    return 0;
+  });
+}
+
+auto Lowering::atomic_at(const ir::Op &op, llvm::Value *ptr, const Idx &idx) -> llvm::Value * {
+  const Type et = op.result()->type.element();
+  const auto order = llvm::AtomicOrdering::AcquireRelease;
+  if (op.kind == OpKind::AtomicCAS) {
+    llvm::Value *cmp = to_mem(element(op.operands[1], idx), et.elem);
+    llvm::Value *val = to_mem(element(op.operands[2], idx), et.elem);
+    llvm::Value *pair = b_.CreateAtomicCmpXchg(ptr, cmp, val, llvm::MaybeAlign(), order,
+                                               llvm::AtomicOrdering::Monotonic);
+    return b_.CreateExtractValue(pair, 0);
+  }
+  using A = llvm::AtomicRMWInst;
+  const bool fl = et.is_float(), sg = et.is_signed();
+  A::BinOp bop = A::Add;
+  switch (static_cast<ir::AtomicOp>(op.sub)) {
+  case ir::AtomicOp::Add:
+    bop = fl ? A::FAdd : A::Add;
+    break;
+  case ir::AtomicOp::Max:
+    bop = fl ? A::FMax : sg ? A::Max : A::UMax;
+    break;
+  case ir::AtomicOp::Min:
+    bop = fl ? A::FMin : sg ? A::Min : A::UMin;
+    break;
+  case ir::AtomicOp::And:
+    bop = A::And;
+    break;
+  case ir::AtomicOp::Or:
+    bop = A::Or;
+    break;
+  case ir::AtomicOp::Xor:
+    bop = A::Xor;
+    break;
+  case ir::AtomicOp::Xchg:
+    bop = A::Xchg;
+    break;
+  }
+  llvm::Value *val = to_mem(element(op.operands[1], idx), et.elem);
+  return b_.CreateAtomicRMW(bop, ptr, val, llvm::MaybeAlign(), order);
+}
+
+auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
+  const ir::Value *res = op.result(), *ptr = op.operands[0];
+  const Type et = res->type.element();
+  const bool has_mask = op.kind == OpKind::AtomicRMW && op.operands.size() > 2;
+  const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+  for (const ir::Value *o : op.operands)
+    prepare(o, *m);
+  llvm::Value *own = owner(*m);
+  Lowered l;
+  l.map = m;
+  l.buf = alloc_buffer(res->type, m.get());
+  for_slots(*m, res->type, [&](int64_t s, const Idx &idx) {
+    llvm::Value *p = element(ptr, idx);
+    llvm::Value *mk = and_mask(has_mask ? element(op.operands[2], idx) : nullptr, own);
+    llvm::Value *old = mk ? guarded(
+                                mk, [&] { return atomic_at(op, p, idx); }, nullptr)
+                          : atomic_at(op, p, idx);
+    b_.CreateStore(from_mem(old, et.elem), slot_ptr(res->type, l.buf, s));
+  });
+  vals_[res] = l;
+}
+
+auto Lowering::lower_load(const ir::Op &op) -> void {
+  const ir::Value *res = op.result();
+  if (distributed_ && res->type.is_block())
+    return lower_load_gpu(op);
+  const Type et = res->type.element();
+  const bool has_mask = op.i & 1, has_other = op.i & 2;
+  llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
+  llvm::Value *out = nullptr;
+  each(res->type, [&](const Idx &idx) {
+    llvm::Value *ptr = element(op.operands[0], idx);
+    llvm::Value *v;
+    if (has_mask) {
+      llvm::Value *other =
+          has_other ? element(op.operands[2], idx) : llvm::Constant::getNullValue(reg_type(et));
+      llvm::Value *m = element(op.operands[1], idx);
+      v = target_->masked_load(ptr, m, other, et.elem);
+      if (!v)
+        v = guarded(
+            m, [&] { return load_elem(ptr, et.elem); }, other);
+    } else {
+      v = load_elem(ptr, et.elem);
+    }
+    if (buf)
+      b_.CreateStore(v, buf_ptr(res->type, buf, linear(res->type, idx)));
+    else
+      out = v;
+  });
+  set(res, out, buf);
+}
+
+auto Lowering::lower_store(const ir::Op &op) -> void {
+  if (distributed_ && op.operands[0]->type.is_block())
+    return lower_store_gpu(op);
+  const DType et = op.operands[0]->type.elem;
+  const bool has_mask = op.operands.size() > 2;
+  each(op.operands[0]->type, [&](const Idx &idx) {
+    llvm::Value *ptr = element(op.operands[0], idx);
+    llvm::Value *v = element(op.operands[1], idx);
+    auto store = [&]() -> llvm::Value * {
+      b_.CreateStore(to_mem(v, et), ptr);
+      return nullptr;
+    };
+    auto masked = [&] {
+      if (!has_mask) {
+        store();
+        return;
+      }
+      llvm::Value *m = element(op.operands[2], idx);
+      if (!target_->masked_store(ptr, m, to_mem(v, et)))
+        guarded(m, store, nullptr);
+    };
+    if (op.operands[0]->type.is_block())
+      masked();
+    else
+      once(masked); // every thread holds the scalar; one writes it
+  });
+}
+
+auto Lowering::lower_atomic(const ir::Op &op) -> void {
+  const ir::Value *res = op.result();
+  if (distributed_ && res->type.is_block())
+    return lower_atomic_gpu(op);
+  const Type et = res->type.element();
+  llvm::Value *buf = res->type.is_block() ? alloc_buffer(res->type) : nullptr;
+  llvm::Value *out = nullptr;
+  const bool has_mask = op.kind == OpKind::AtomicRMW && op.operands.size() > 2;
+  each(res->type, [&](const Idx &idx) {
+    llvm::Value *ptr = element(op.operands[0], idx);
+    auto rmw = [&]() -> llvm::Value * { return atomic_at(op, ptr, idx); };
+    llvm::Value *old;
+    if (distributed_) {
+      // A scalar atomic happens once; every thread gets the old value.
+      old = from_thread0(mem_type(et.elem), [&] {
+        return has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw();
+      });
+    } else {
+      old = has_mask ? guarded(element(op.operands[2], idx), rmw, nullptr) : rmw();
+    }
+    old = from_mem(old, et.elem);
+    if (buf)
+      b_.CreateStore(old, buf_ptr(res->type, buf, linear(res->type, idx)));
+    else
+      out = old;
+  });
+  set(res, out, buf);
+}
+
+auto Lowering::from_mem(llvm::Value *v, DType t) -> llvm::Value * {
+  switch (t) {
+  case DType::i1:
+    return b_.CreateICmpNE(v, b_.getInt8(0));
+  case DType::f16:
+    return b_.CreateFPExt(v, b_.getFloatTy());
+  case DType::bf16:
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+  default:
+    return is_fp8(t) ? fp8_to_float(b_, v, t) : v;
+  }
+}
+
+auto Lowering::from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f)
+    -> llvm::Value * {
+  llvm::Value *slot = target_->shared_memory(8);
+  target_->barrier();
+  llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
+  b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);
+  b_.SetInsertPoint(yes);
+  b_.CreateStore(f(), slot);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  target_->barrier();
+  return b_.CreateLoad(t, slot);
+}
+
+} // namespace kiln::llvmgen::detail

@@ -1,0 +1,450 @@
+// The lowering of the tile IR to LLVM IR (see lower_tile_ir.hpp for what
+// it makes of a program): one class, its methods spread over files by
+// family, shared by the CPU and NVPTX targets:
+//   llvm/lowering.cpp        values, lazy recomputation, pure ops, functions
+//   llvm/lower_math.cpp      scalar arithmetic and the one elementwise-math
+//                            entry point (unary/binary/tl.math), per element;
+//                            the target's math library through
+//                            llvm/math_library.hpp
+//   llvm/lower_memory.cpp    loads, stores, atomics, asserts, device_print
+//                            (llvm/lower_print.hpp), fp8 memory forms
+//                            (llvm/lower_fp8.hpp)
+//   llvm/lower_gather.cpp    tl.gather and the builtins built on it
+//   llvm/lower_reduce.cpp    reductions and scans
+//   llvm/lower_dot.cpp       tl.dot
+//   llvm/lower_control.cpp   for, while, if, calls
+//   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
+//                            conversions through shared memory
+// and what differs between targets is a TargetLowering (target_lowering.hpp):
+//   nvptx/nvptx_target.cpp   shared memory, barriers, shuffles, predicated and
+//                            vector PTX, fast math and libdevice, the kernel
+//   cpu/cpu_target.cpp       the CPU's program and grid entry points
+// Private to compiler/: it includes LLVM headers.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "compiler/gpu/layout_plan.hpp"
+#include "compiler/llvm/lower_tile_ir.hpp"
+#include "compiler/llvm/target_lowering.hpp"
+
+namespace kiln::llvmgen::detail {
+
+using ir::BinaryOp;
+using ir::OpKind;
+using ir::Type;
+using ir::UnaryOp;
+
+using Idx = std::array<llvm::Value *, Type::kMaxRank>;
+
+// f16, bf16 and the fp8 types live in registers as float (rounded to their
+// precision) and are converted only at memory; LLVM on x86 has no native
+// bf16 arithmetic and would otherwise call libgcc helpers the JIT cannot
+// count on.
+inline bool is_half(DType t) {
+  return t == DType::f16 || t == DType::bf16 || is_fp8(t);
+}
+
+/// A lowered IR value: a scalar SSA value, or a block that is either a
+/// row-major buffer (`buf`) or recomputed per element (`lazy`).
+struct Lowered {
+  llvm::Value *scalar = nullptr;
+  llvm::Value *buf = nullptr;
+  bool lazy = false;
+  std::shared_ptr<const gpu::BitMap>
+      map; ///< GPU: which thread and slot holds each element of `buf`
+};
+
+class Lowering {
+  // The targets build on the shared helpers (types, rounding, memory forms).
+  friend class NvptxTarget;
+  friend class CpuTarget;
+
+public:
+  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
+      : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
+        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
+    target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
+    distributed_ = target_->distributes_blocks();
+    if (distributed_)
+      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps);
+  }
+
+  LoweringResult run();
+
+private:
+  // ---- types ----
+
+  llvm::Type *reg_type(const Type &t);
+
+  /// How an element is laid out in tensor memory.
+  llvm::Type *mem_type(DType t);
+
+  // ---- uses (to decide what to materialize) ----
+
+  void count_uses();
+  void count_block(const ir::Block &b);
+
+  static bool is_pure(OpKind k);
+
+  /// Per-element cost of recomputing a lazy value (its lazy op tree).
+  int cost(const ir::Value *v);
+
+  // ---- control-flow helpers ----
+
+  llvm::BasicBlock *new_bb(const char *name);
+
+  /// for (i = 0; i < n; ++i) body(i), with an i64 counter.
+  void loop(int64_t n, const std::function<void(llvm::Value *)> &body);
+
+  void loop_nest(const Type &shape, const std::function<void(const Idx &)> &body,
+                 int skip_axis = -1);
+
+  llvm::Value *linear(const Type &shape, const Idx &idx);
+
+  Idx delinear(const Type &shape, llvm::Value *lin);
+
+  /// CPU: a row-major array of the whole block. GPU: this thread's slots
+  /// under layout `m` (an array SROA keeps in registers: every index into
+  /// it is a constant).
+  llvm::Value *alloc_buffer(const Type &t, const gpu::BitMap *m = nullptr);
+
+  /// CPU: element `lin` (row-major) of a buffer. GPU: slot `lin` of this thread.
+  llvm::Value *buf_ptr(const Type &t, llvm::Value *buf, llvm::Value *lin);
+  llvm::Value *slot_ptr(const Type &t, llvm::Value *buf, int64_t slot);
+
+  /// CPU: `body(idx)` for every element of `shape` (nested loops).
+  void for_elements(const Type &shape, const std::function<void(const Idx &)> &body);
+
+  // ---- GPU element distribution (layouts) ----
+
+  using MapPtr = std::shared_ptr<const gpu::BitMap>;
+  MapPtr map_for(const gpu::EncodingPtr &e, const Type &t);
+
+  /// GPU: `body(slot, idx)` for each of this thread's slots under `m`
+  /// (straight-line code: the thread's elements sit in registers), with the
+  /// element context set so that element() finds buffers' matching slots.
+  void for_slots(const gpu::BitMap &m, const Type &shape,
+                 const std::function<void(int64_t, const Idx &)> &body);
+
+  /// Runs `f` with the element context moved to slot `s` of the current view.
+  template <class F> auto at_slot(int64_t s, F &&f) {
+    const int64_t saved = slot_;
+    slot_ = s;
+    auto r = f();
+    slot_ = saved;
+    return r;
+  }
+
+  template <class F> auto with_view(const gpu::BitMap &m, F &&f) {
+    const gpu::BitMap *saved = view_;
+    view_ = &m;
+    auto r = f();
+    view_ = saved;
+    return r;
+  }
+
+  /// The row-major index of this thread's slot `s` under `m`.
+  llvm::Value *element_index(const gpu::BitMap &m, int64_t s);
+
+  /// The index bits this thread's lane and warp numbers set under `m`;
+  /// computed once per layout, in the kernel's prologue.
+  llvm::Value *thread_bits(const gpu::BitMap &m);
+
+  /// True in the one copy of each element under `m` that does side effects;
+  /// null when `m` has no copies.
+  llvm::Value *owner(const gpu::BitMap &m);
+
+  llvm::Value *and_mask(llvm::Value *a, llvm::Value *b);
+
+  /// A held block read in the current view: the matching slot of its own
+  /// buffer, or of the copy prepare() converted it into.
+  llvm::Value *read_held(const ir::Value *v, const Lowered &l);
+
+  /// Before a consumer reads `v` through `view`: converts every held block
+  /// in v's recomputed tree whose layout the view cannot read in place.
+  void prepare(const ir::Value *v, const gpu::BitMap &view);
+
+  void prepare_tree(const ir::Value *v, const gpu::BitMap &view,
+                    std::set<std::pair<const ir::Value *, std::string>> &seen);
+
+  /// A layout conversion through shared memory: every thread writes its
+  /// slots (to_shared), then reads the slots of `to`.
+  Lowered convert(const ir::Value *v, const Lowered &from, const MapPtr &to);
+
+  /// Every thread writes its slots of held block `v` to the block's scratch
+  /// shared memory at their row-major index (padded by one word per 32 so
+  /// that column accesses spread over the banks), between two barriers:
+  /// then any thread can read any element. Returns the base.
+  llvm::Value *to_shared(const ir::Value *v, const Lowered &from);
+
+  /// The address of row-major element `lin` in what to_shared wrote.
+  llvm::Value *shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin);
+
+  unsigned type_bytes(llvm::Type *t) const;
+
+  void note_conversion(const ir::Value *v, const gpu::BitMap &from, const gpu::BitMap &to);
+
+  // ---- values ----
+
+  llvm::Value *scalar(const ir::Value *v);
+
+  /// The element of block (or scalar) `v` at `idx` (v's own rank).
+  llvm::Value *element(const ir::Value *v, const Idx &idx);
+
+  /// CPU: writes every element of `v` into a fresh or given buffer.
+  llvm::Value *materialize(const ir::Value *v, llvm::Value *into = nullptr);
+
+  /// GPU: this thread's elements of `v` under `m` (the plan's layout of v
+  /// when null), into a fresh or given buffer.
+  Lowered materialize_gpu(const ir::Value *v, MapPtr m = nullptr, llvm::Value *into = nullptr);
+
+  /// A buffer holding `v`: its own if materialized, else a new one.
+  llvm::Value *as_buffer(const ir::Value *v);
+
+  llvm::Value *constant(const ir::Op &op);
+
+  // ---- scalar arithmetic (shared by scalars and block elements) ----
+
+  llvm::Value *round_half(llvm::Value *x, DType t);
+
+  llvm::Value *fresult(llvm::Value *x, const Type &t);
+
+  llvm::Value *cast(llvm::Value *x, const Type &from, const Type &to);
+
+  llvm::Value *bitcast(llvm::Value *x, const Type &from, const Type &to);
+
+  llvm::Value *shift(llvm::Value *x, llvm::Value *amt, bool left, bool is_signed);
+
+  llvm::Value *int_divrem(llvm::Value *x, llvm::Value *y, bool is_signed, bool rem);
+
+  /// The target's math library function `name` (C's double name: "erf").
+  llvm::Value *library_call(std::string_view name, const std::vector<llvm::Value *> &args);
+
+  llvm::Value *binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t);
+
+  llvm::Value *compare(ir::ComparePred p, llvm::Value *x, llvm::Value *y, const Type &t);
+
+  llvm::Value *unary(UnaryOp u, llvm::Value *x, const Type &t);
+
+  /// One element of a pure op from its operands' elements.
+  llvm::Value *compute(const ir::Op &op, const std::vector<llvm::Value *> &a);
+
+  // ---- memory ----
+
+  llvm::Value *load_elem(llvm::Value *ptr, DType t);
+
+  llvm::Value *to_mem(llvm::Value *v, DType t);
+
+  /// if (cond) { then() } with the result merged by a phi when then() returns a value.
+  llvm::Value *guarded(llvm::Value *cond, const std::function<llvm::Value *()> &then,
+                       llvm::Value *otherwise);
+
+  /// GPU: how many consecutive slots of `m` move as one vector access
+  /// through `ptr` (and `mask`): a run along one dim, contiguous and aligned
+  /// in memory by the axis info, one mask value per run, at most 16 bytes.
+  int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask);
+
+  /// Runs `f(idx)` for every element of `shape`, or once for a scalar.
+  void each(const Type &shape, const std::function<void(const Idx &)> &f);
+
+  /// CPU: a failed element records the message in the launch's assert
+  /// record (args[n], after the parameters); the driver turns it into an
+  /// error after the launch. GPU: not checked yet.
+  void lower_assert(const ir::Op &op);
+
+  // ---- GPU collectives ----
+
+  /// Runs `f` in thread 0 and gives its result (of type `t`) to every thread.
+  llvm::Value *from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f);
+
+  /// The identity of a reduction, so that threads without elements add nothing.
+  llvm::Value *identity(ir::ReduceOp k, const Type &t);
+
+  /// A value and, for argmin/argmax, its index along the reduced axis.
+  struct Partial {
+    llvm::Value *v, *i = nullptr;
+  };
+
+  Partial combine_partial(ir::ReduceOp k, const Partial &a, const Partial &b, const Type &et);
+
+  /// The packed number of this thread's warp along the warp bits `wbits`.
+  llvm::Value *warp_index(const std::vector<int> &wbits);
+
+  /// A reduction along any axis on the GPU, in the input's layout: each
+  /// thread combines its own slots, then a butterfly over the lanes that
+  /// hold the axis, then, if warps split the axis, shared memory. The
+  /// result is in the slice layout (every thread holds what it needs to
+  /// broadcast the result back over the axis).
+  void lower_reduce_gpu(const ir::Op &op);
+
+  /// On the GPU, a scalar side effect (a store or atomic of one value) runs
+  /// in thread 0 only; on the CPU it just runs.
+  void once(const std::function<void()> &f);
+
+  /// GPU: a block load in the layout its pointer asks for, V slots at a
+  /// time where the axis info allows one vector access, else one
+  /// predicated access per element.
+  void lower_load_gpu(const ir::Op &op);
+
+  /// GPU: a block store in its pointer's layout; copies of an element
+  /// (threads beyond a small block) do not store.
+  void lower_store_gpu(const ir::Op &op);
+
+  /// One atomic read-modify-write (or compare-and-swap) of op at `ptr`,
+  /// with its operands' elements at `idx`; returns the old value as stored.
+  llvm::Value *atomic_at(const ir::Op &op, llvm::Value *ptr, const Idx &idx);
+
+  /// GPU: a block atomic in its pointer's layout, once per element (copies
+  /// skip it and read no old value).
+  void lower_atomic_gpu(const ir::Op &op);
+
+  void lower_load(const ir::Op &op);
+
+  void lower_store(const ir::Op &op);
+
+  void lower_atomic(const ir::Op &op);
+
+  llvm::Value *from_mem(llvm::Value *v, DType t);
+
+  // ---- gather ----
+
+  /// The source index tl.gather `op` reads for result element `idx`.
+  Idx gather_source_index(const ir::Op &op, const Idx &idx);
+
+  /// CPU: one element of a gather, recomputed like a pure op.
+  llvm::Value *gather_element(const ir::Op &op, const Idx &idx);
+
+  /// GPU: a gather through shared memory, in the index's layout.
+  void lower_gather_gpu(const ir::Op &op);
+
+  // ---- debugging ----
+
+  /// CPU: tl.device_print through printf; the cuda target refuses it.
+  void lower_print(const ir::Op &op);
+
+  // ---- reductions, scans, dot ----
+
+  llvm::Value *combine(ir::ReduceOp k, llvm::Value *acc, llvm::Value *x, const Type &t);
+
+  void lower_reduce(const ir::Op &op);
+
+  /// A scan along any axis on the GPU, in a layout where each thread holds
+  /// one run along the axis, lanes the next bits and warps the top ones:
+  /// each thread scans its run, a Kogge-Stone scan over the lanes (shfl.up)
+  /// gives each run its lanes' prefix, shared memory the warps' prefix.
+  void lower_scan_gpu(const ir::Op &op);
+
+  /// tl.dot on the GPU with FMAs: both operands go to shared memory (a
+  /// transposed, so that a warp's reads of one k are consecutive), then each
+  /// thread runs over k for its own accumulator slots. Correct for any
+  /// shape; the tensor-core path replaces it later.
+  void lower_dot_gpu(const ir::Op &op);
+
+  void lower_scan(const ir::Op &op);
+
+  llvm::Value *alloc_scalar(llvm::Type *t);
+
+  void lower_dot(const ir::Op &op);
+
+  // ---- control flow ----
+
+  /// Storage for a loop-carried value: a phi for scalars; on the CPU two
+  /// buffers whose roles swap each iteration for blocks, so that computing
+  /// the next value never overwrites what it reads; on the GPU a phi per
+  /// slot of the carried layout (the plan gives it the layout of what the
+  /// loop yields, so the yield needs no conversion).
+  struct Carried {
+    const ir::Value *init = nullptr;
+    llvm::PHINode *phi = nullptr;
+    llvm::Value *buf_a = nullptr, *buf_b = nullptr;
+    MapPtr map;
+    std::vector<llvm::Value *> init_slots;
+    std::vector<llvm::PHINode *> slots;
+  };
+
+  /// `args`: the region arguments that carry the values (their layouts).
+  std::vector<Carried> start_carried(const std::vector<const ir::Value *> &inits,
+                                     const std::vector<ir::Value *> &args);
+
+  std::vector<llvm::Value *> slot_values(const ir::Value *v, const Lowered &l);
+
+  /// A GPU block held in per-slot SSA values, as a buffer again.
+  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::PHINode *> &vals);
+
+  void make_phis(std::vector<Carried> &cs, llvm::BasicBlock *pre);
+
+  void bind_carried(const std::vector<Carried> &cs, const std::vector<ir::Value *> &args);
+
+  /// Evaluates the yielded values into the next-iteration storage: per
+  /// carried value, its next phi inputs.
+  std::vector<std::vector<llvm::Value *>> yield_carried(const std::vector<Carried> &cs,
+                                                        const std::vector<ir::Value *> &ys);
+
+  void add_incoming(const std::vector<Carried> &cs,
+                    const std::vector<std::vector<llvm::Value *>> &next, llvm::BasicBlock *latch);
+
+  void set_results(const ir::Op &op, const std::vector<Carried> &cs);
+
+  void lower_for(const ir::Op &op);
+
+  void lower_while(const ir::Op &op);
+
+  void lower_if(const ir::Op &op);
+
+  void lower_call(const ir::Op &op);
+
+  void set(const ir::Value *v, llvm::Value *s, llvm::Value *buf);
+
+  void lower_pure(const ir::Op &op);
+
+  void lower_ops(const ir::Block &blk, bool stop_at_terminator);
+
+  // ---- functions ----
+
+  void declare_device_function(const ir::Function &f);
+
+  void define_function(const ir::Function &f, llvm::Function *fn);
+
+  const ir::Program &prog_;
+  Options opts_;
+  bool distributed_ = false; ///< blocks spread over threads by layouts (GPU), not whole per program
+  int threads_;              ///< threads per CTA (GPU)
+  llvm::LLVMContext &ctx_;
+  std::unique_ptr<llvm::Module> mod_;
+  llvm::IRBuilder<> b_;
+  llvm::Function *fn_ = nullptr;
+  llvm::Value *pid_[3] = {}, *nprog_[3] = {};
+  llvm::Value *tid64_ = nullptr; ///< this thread's index in the CTA (GPU)
+  // GPU
+  std::unique_ptr<TargetLowering> target_;
+  std::unique_ptr<gpu::LayoutPlan> plan_;
+  const gpu::BitMap *view_ = nullptr;    ///< the layout the current element is read in
+  int64_t slot_ = 0;                     ///< and its slot there
+  llvm::BasicBlock *prologue_ = nullptr; ///< the kernel's entry: thread ids and layouts' index bits
+  llvm::Value *lane64_ = nullptr, *warp64_ = nullptr;
+  std::unordered_map<std::string, llvm::Value *> thread_bits_;
+  std::map<std::pair<const ir::Value *, std::string>, Lowered>
+      converted_; ///< conversions of the current block
+  int conversions_ = 0;
+  const ir::Op *cur_op_ = nullptr;
+  std::unordered_map<const ir::Op *, std::string> op_notes_;
+  llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
+  std::unordered_map<const ir::Value *, Lowered> vals_;
+  std::unordered_map<const ir::Value *, int> uses_, cost_;
+  std::unordered_map<const ir::Function *, llvm::Function *> fns_;
+};
+
+} // namespace kiln::llvmgen::detail

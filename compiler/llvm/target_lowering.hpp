@@ -1,0 +1,77 @@
+// What differs between targets below the shared lowering (llvm/lowering.hpp):
+// the kernel's entry and program ids, math the target does its own way,
+// masked and vector memory access, and, for targets that spread a block
+// over threads, barriers, warp shuffles and shared memory.
+//
+// A target is one implementation of this interface in its own folder
+// (nvptx/nvptx_target.cpp, cpu/cpu_target.cpp); how a target spreads block
+// elements over threads is data (gpu/layout.hpp), not code here.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "compiler/ir/ir.hpp"
+#include "compiler/llvm/math_library.hpp"
+#include "kiln/dtype.hpp"
+
+namespace llvm {
+class Value;
+} // namespace llvm
+
+namespace kiln::llvmgen::detail {
+
+class Lowering;
+
+enum class Shuffle : unsigned char { Butterfly, Up };
+
+class TargetLowering {
+public:
+  virtual ~TargetLowering() = default;
+
+  /// Whether a program's block values are spread over threads with
+  /// layouts (NVPTX) rather than held whole by one thread (CPU).
+  virtual bool distributes_blocks() const = 0;
+
+  /// Defines the kernel's entry point(s): sets the program ids and the
+  /// parameters, then lowers the kernel's body through the Lowering.
+  virtual void define_kernel(const ir::Function &k) = 0;
+
+  /// The library the target's math functions come from (libm, libdevice):
+  /// tl.math functions, erf, and what unary_math / binary_math call.
+  virtual MathLibrary math_library() const = 0;
+
+  /// An elementwise op the target computes its own way (fast approximate
+  /// instructions, a math library), or null for the shared lowering's
+  /// LLVM intrinsics. `t` is the element type (f16/bf16 are held as float).
+  virtual llvm::Value *unary_math(ir::UnaryOp u, llvm::Value *x, const ir::Type &t) = 0;
+  virtual llvm::Value *binary_math(ir::BinaryOp op, llvm::Value *x, llvm::Value *y,
+                                   const ir::Type &t) = 0;
+
+  /// A load of one element of type `t` where `mask` holds, else `other`, as
+  /// one instruction; null to let the shared lowering branch.
+  virtual llvm::Value *masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other,
+                                   DType t) = 0;
+  /// The store of one memory value where `mask` holds; false to branch.
+  virtual bool masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *mem_value) = 0;
+  /// One access of consecutive elements (at most 16 bytes, aligned);
+  /// `mask` (may be null) stands for them all.
+  virtual std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                                 const std::vector<llvm::Value *> &others,
+                                                 DType t) = 0;
+  virtual void vector_store(llvm::Value *ptr, llvm::Value *mask,
+                            const std::vector<llvm::Value *> &mem_values) = 0;
+
+  // Collectives, for targets that distribute blocks.
+  virtual void barrier() = 0;
+  virtual llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) = 0;
+  /// The block's scratch shared memory, at least `bytes` of it (each user
+  /// starts with a barrier, so users never overlap).
+  virtual llvm::Value *shared_memory(unsigned bytes) = 0;
+  virtual unsigned shared_bytes() const = 0;
+};
+
+std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l);
+std::unique_ptr<TargetLowering> make_cpu_target(Lowering &l);
+
+} // namespace kiln::llvmgen::detail

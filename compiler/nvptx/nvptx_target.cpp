@@ -1,0 +1,355 @@
+// What only the NVPTX target has: shared memory, barriers, warp shuffles,
+// predicated and vector PTX memory access, fast approximate math and
+// libdevice, and the kernel entry (program ids from %ctaid, threads).
+#include "compiler/llvm/lowering.hpp"
+#include "compiler/llvm/target_lowering.hpp"
+
+#include <llvm/IR/InlineAsm.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen::detail {
+/// NVPTX: one program is one CTA; block values are spread over its
+/// threads by the layouts of gpu/layout_plan.hpp.
+class NvptxTarget final : public TargetLowering {
+public:
+  explicit NvptxTarget(Lowering &l) : l_(l), b_(l.b_), mod_(l.mod_), ctx_(l.ctx_) {}
+
+  bool distributes_blocks() const override { return true; }
+  void define_kernel(const ir::Function &k) override;
+  MathLibrary math_library() const override { return MathLibrary::Libdevice; }
+  llvm::Value *unary_math(UnaryOp u, llvm::Value *x, const Type &t) override;
+  llvm::Value *binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t) override;
+  llvm::Value *masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other,
+                           DType t) override;
+  bool masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) override;
+  std::vector<llvm::Value *> vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                         const std::vector<llvm::Value *> &others,
+                                         DType t) override;
+  void vector_store(llvm::Value *ptr, llvm::Value *mask,
+                    const std::vector<llvm::Value *> &vals) override;
+  void barrier() override;
+  llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) override;
+  llvm::Value *shared_memory(unsigned bytes) override;
+  unsigned shared_bytes() const override { return shared_bytes_; }
+
+private:
+  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
+  std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
+                                          size_t n);
+  std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                             const std::vector<llvm::Value *> &others);
+  void asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
+                        const std::vector<llvm::Value *> &vals);
+  static const char *ptx_class(llvm::Type *t, unsigned *bits);
+
+  Lowering &l_;
+  llvm::IRBuilder<> &b_;
+  std::unique_ptr<llvm::Module> &mod_;
+  llvm::LLVMContext &ctx_;
+  llvm::GlobalVariable *smem_ = nullptr;
+  unsigned shared_bytes_ = 0;
+};
+
+auto NvptxTarget::binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t)
+    -> llvm::Value * {
+  if (op == BinaryOp::Div && x->getType()->isFloatTy()) {
+    // As Triton: `/` on fp32 is div.full (2 ulp); the IEEE div.rn expands to
+    // a slow path per division that doubled ptxas's time for softmax.
+    auto *fty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
+    return l_.fresult(
+        b_.CreateCall(llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false),
+                      {x, y}),
+        t);
+  }
+  if (op == BinaryOp::Pow) // NVPTX has no pow instruction: libdevice's
+    return l_.fresult(l_.library_call("pow", {x, y}), t);
+  return nullptr;
+}
+
+auto NvptxTarget::unary_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::Value * {
+  using U = UnaryOp;
+  const bool dbl = x->getType()->isDoubleTy();
+  auto libdevice = [&](const char *name) { return l_.fresult(l_.library_call(name, {x}), t); };
+  auto call = [&](llvm::Intrinsic::ID id, llvm::Value *v) {
+    return b_.CreateIntrinsic(id, {}, {v});
+  };
+  switch (u) {
+  case U::Exp:
+    if (dbl)
+      return libdevice("exp");
+    return l_.fresult(
+        call(llvm::Intrinsic::nvvm_ex2_approx_f,
+             b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
+        t);
+  case U::Exp2:
+    return dbl ? libdevice("exp2") : l_.fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f, x), t);
+  case U::Log:
+    if (dbl)
+      return libdevice("log");
+    return l_.fresult(b_.CreateFMul(call(llvm::Intrinsic::nvvm_lg2_approx_f, x),
+                                    llvm::ConstantFP::get(x->getType(), 0.6931471805599453)),
+                      t);
+  case U::Log2:
+    return dbl ? libdevice("log2") : l_.fresult(call(llvm::Intrinsic::nvvm_lg2_approx_f, x), t);
+  case U::Sin:
+    return dbl ? libdevice("sin") : l_.fresult(call(llvm::Intrinsic::nvvm_sin_approx_f, x), t);
+  case U::Cos:
+    return dbl ? libdevice("cos") : l_.fresult(call(llvm::Intrinsic::nvvm_cos_approx_f, x), t);
+  default:
+    return nullptr;
+  }
+}
+
+auto NvptxTarget::vector_load(llvm::Value *ptr, llvm::Value *mask,
+                              const std::vector<llvm::Value *> &others, DType t)
+    -> std::vector<llvm::Value *> {
+  std::vector<llvm::Value *> mem;
+  for (llvm::Value *o : others)
+    mem.push_back(l_.to_mem(o, t));
+  std::vector<llvm::Value *> got =
+      unpack_words(asm_vector_load(ptr, mask, pack_words(mem)), l_.mem_type(t), mem.size());
+  for (llvm::Value *&x : got)
+    x = l_.from_mem(x, t);
+  return got;
+}
+
+auto NvptxTarget::vector_store(llvm::Value *ptr, llvm::Value *mask,
+                               const std::vector<llvm::Value *> &vals) -> void {
+  asm_vector_store(ptr, mask, pack_words(vals));
+}
+
+auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
+  if (vals.size() <= 4)
+    return vals;
+  const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
+  std::vector<llvm::Value *> words;
+  for (size_t w = 0; w < vals.size() / per; ++w) {
+    llvm::Value *word = b_.getInt32(0);
+    for (unsigned j = 0; j < per; ++j) {
+      llvm::Value *x =
+          b_.CreateZExt(b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)), b_.getInt32Ty());
+      word = b_.CreateOr(word, b_.CreateShl(x, j * bits));
+    }
+    words.push_back(word);
+  }
+  return words;
+}
+
+auto NvptxTarget::unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t, size_t n)
+    -> std::vector<llvm::Value *> {
+  if (words.size() == n)
+    return words;
+  const unsigned bits = t->getPrimitiveSizeInBits(), per = 32 / bits;
+  std::vector<llvm::Value *> vals;
+  for (llvm::Value *w : words)
+    for (unsigned j = 0; j < per; ++j)
+      vals.push_back(
+          b_.CreateBitCast(b_.CreateTrunc(b_.CreateLShr(w, j * bits), b_.getIntNTy(bits)), t));
+  return vals;
+}
+
+auto NvptxTarget::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
+                                  const std::vector<llvm::Value *> &others)
+    -> std::vector<llvm::Value *> {
+  llvm::Type *mt = others[0]->getType();
+  unsigned bits = 0;
+  const char *cls = ptx_class(mt, &bits);
+  const size_t v = others.size();
+  std::string regs, movs, cons;
+  for (size_t j = 0; j < v; ++j) {
+    regs += (j ? ", $" : "$") + std::to_string(j);
+    movs += "mov.b" + std::to_string(bits) + " $" + std::to_string(j) + ", $" +
+            std::to_string(v + 2 + j) + "; ";
+    cons += std::string(j ? ",=" : "=") + cls;
+  }
+  cons += ",l,r";
+  for (size_t j = 0; j < v; ++j)
+    cons += std::string(",") + cls;
+  const std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(v + 1) + ", 0; " +
+                           movs + "@p ld.global.v" + std::to_string(v) + ".b" +
+                           std::to_string(bits) + " {" + regs + "}, [$" + std::to_string(v) +
+                           "]; }";
+  std::vector<llvm::Type *> rts(v, mt);
+  std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
+  std::vector<llvm::Value *> args = {ptr,
+                                     mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+  for (llvm::Value *o : others) {
+    params.push_back(mt);
+    args.push_back(o);
+  }
+  auto *fty = llvm::FunctionType::get(llvm::StructType::get(ctx_, rts), params, false);
+  llvm::Value *r = b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, false), args);
+  std::vector<llvm::Value *> out;
+  for (size_t j = 0; j < v; ++j)
+    out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(j)));
+  return out;
+}
+
+auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
+                                   const std::vector<llvm::Value *> &vals) -> void {
+  unsigned bits = 0;
+  const char *cls = ptx_class(vals[0]->getType(), &bits);
+  const size_t v = vals.size();
+  std::string regs, cons = "l,r";
+  for (size_t j = 0; j < v; ++j) {
+    regs += (j ? ", $" : "$") + std::to_string(j + 2);
+    cons += std::string(",") + cls;
+  }
+  cons += ",~{memory}";
+  const std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global.v" +
+                           std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs +
+                           "}; }";
+  std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
+  std::vector<llvm::Value *> args = {ptr,
+                                     mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+  for (llvm::Value *x : vals) {
+    params.push_back(x->getType());
+    args.push_back(x);
+  }
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+}
+
+auto NvptxTarget::ptx_class(llvm::Type *t, unsigned *bits) -> const char * {
+  *bits = t->getPrimitiveSizeInBits();
+  if (t->isFloatTy())
+    return "f";
+  if (t->isDoubleTy())
+    return "d";
+  if (t->isIntegerTy(16) || t->isHalfTy())
+    return "h";
+  if (t->isIntegerTy(32))
+    return "r";
+  if (t->isIntegerTy(64) || t->isPointerTy())
+    return "l";
+  return nullptr;
+}
+
+auto NvptxTarget::masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other, DType t)
+    -> llvm::Value * {
+  llvm::Type *mt = l_.mem_type(t);
+  unsigned bits = 0;
+  const char *cls = ptx_class(mt, &bits);
+  if (!cls || t == DType::i1)
+    return nullptr;
+  const std::string b = std::to_string(bits);
+  const std::string asm_text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b" + b +
+                               " $0, $3; @p ld.global.b" + b + " $0, [$1]; }";
+  const std::string cons = std::string("=") + cls + ",l,r," + cls;
+  auto *fty = llvm::FunctionType::get(mt, {b_.getPtrTy(), b_.getInt32Ty(), mt}, false);
+  auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/false);
+  llvm::Value *r =
+      b_.CreateCall(ia, {ptr, b_.CreateZExt(mask, b_.getInt32Ty()), l_.to_mem(other, t)});
+  return l_.from_mem(r, t);
+}
+
+auto NvptxTarget::masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) -> bool {
+  unsigned bits = 0;
+  const char *cls = ptx_class(v->getType(), &bits);
+  if (!cls || bits < 16)
+    return false;
+  const std::string b = std::to_string(bits);
+  const std::string asm_text =
+      "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.global.b" + b + " [$0], $1; }";
+  const std::string cons = std::string("l,") + cls + ",r,~{memory}";
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(),
+                                      {b_.getPtrTy(), v->getType(), b_.getInt32Ty()}, false);
+  auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/true);
+  b_.CreateCall(ia, {ptr, v, b_.CreateZExt(mask, b_.getInt32Ty())});
+  return true;
+}
+
+auto NvptxTarget::shared_memory(unsigned bytes) -> llvm::Value * {
+  if (!smem_) {
+    auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+    smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                     "kiln_smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
+    smem_->setAlignment(llvm::Align(16));
+  }
+  shared_bytes_ = std::max(shared_bytes_, (bytes + 15) / 16 * 16);
+  return smem_;
+}
+
+auto NvptxTarget::barrier() -> void {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
+}
+
+auto NvptxTarget::shuffle(Shuffle kind, llvm::Value *v, int amount) -> llvm::Value * {
+  llvm::Type *t = v->getType();
+  const unsigned bits = t->isPointerTy() ? 64 : t->getPrimitiveSizeInBits();
+  llvm::Value *bitsv = t->isIntegerTy()   ? v
+                       : t->isPointerTy() ? b_.CreatePtrToInt(v, b_.getInt64Ty())
+                                          : b_.CreateBitCast(v, b_.getIntNTy(bits));
+  auto shfl32 = [&](llvm::Value *x) {
+    if (kind == Shuffle::Butterfly)
+      return b_.CreateIntrinsic(
+          llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+          {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(amount), b_.getInt32(0x1F)});
+    return b_.CreateIntrinsic(llvm::Intrinsic::nvvm_shfl_sync_up_i32, {},
+                              {b_.getInt32(0xFFFFFFFFu), x, b_.getInt32(amount), b_.getInt32(0)});
+  };
+  llvm::Value *r;
+  if (bits == 64) {
+    llvm::Value *lo = shfl32(b_.CreateTrunc(bitsv, b_.getInt32Ty()));
+    llvm::Value *hi = shfl32(b_.CreateTrunc(b_.CreateLShr(bitsv, 32), b_.getInt32Ty()));
+    r = b_.CreateOr(b_.CreateZExt(lo, b_.getInt64Ty()),
+                    b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32));
+  } else {
+    r = b_.CreateTrunc(shfl32(b_.CreateZExt(bitsv, b_.getInt32Ty())), b_.getIntNTy(bits));
+  }
+  if (t->isPointerTy())
+    return b_.CreateIntToPtr(r, t);
+  return t->isIntegerTy() ? r : b_.CreateBitCast(r, t);
+}
+
+auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
+  std::vector<llvm::Type *> params;
+  for (const ir::Value *p : k.body.args)
+    params.push_back(p->type.pointer ? b_.getPtrTy() : l_.mem_type(p->type.elem));
+  auto *ty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+  llvm::Function *fn =
+      llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
+  fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  l_.fn_ = fn;
+  b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
+  using I = llvm::Intrinsic::ID;
+  auto sreg = [&](I id) { return b_.CreateIntrinsic(id, {}, {}); };
+  const I ctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x,
+                      llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y,
+                      llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_z};
+  const I nctaid[3] = {llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x,
+                       llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y,
+                       llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_z};
+  for (int a = 0; a < 3; ++a) {
+    l_.pid_[a] = sreg(ctaid[a]);
+    l_.nprog_[a] = sreg(nctaid[a]);
+  }
+  l_.tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
+  l_.lane64_ = b_.CreateAnd(l_.tid64_, b_.getInt64(31));
+  l_.warp64_ = b_.CreateLShr(l_.tid64_, b_.getInt64(5));
+  l_.prologue_ = b_.GetInsertBlock();
+  for (size_t i = 0; i < k.body.args.size(); ++i) {
+    const ir::Value *p = k.body.args[i];
+    llvm::Value *v = fn->getArg(static_cast<unsigned>(i));
+    if (!p->type.pointer)
+      v = l_.from_mem(v, p->type.elem);
+    else if (p->facts.divisible16)
+      b_.CreateAlignmentAssumption(mod_->getDataLayout(), v, 16);
+    l_.set(p, v, nullptr);
+  }
+  // The prologue stays open for per-layout thread index bits until the end.
+  llvm::BasicBlock *body = l_.new_bb("body");
+  b_.SetInsertPoint(body);
+  l_.lower_ops(k.body, false);
+  llvm::IRBuilder<>(l_.prologue_).CreateBr(body);
+}
+
+std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l) {
+  return std::make_unique<NvptxTarget>(l);
+}
+
+} // namespace kiln::llvmgen::detail

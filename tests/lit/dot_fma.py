@@ -1,0 +1,9 @@
+# Why: tl.dot is correct on any shape with FMAs (the tensor-core path comes
+# later): both operands go to shared memory once, each thread accumulates
+# its own slots over k in a loop, and nothing spills to local memory.
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32 N=i32 K=i32 stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=32 BN=32 BK=32 | %FileCheck %s
+# CHECK: st.shared.f32
+# CHECK: bar.sync
+# CHECK: ld.shared
+# CHECK: fma.rn.f32
+# CHECK-NOT: .local
