@@ -284,7 +284,11 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
     if (b.args[i])
       continue;
     if (!defaults_[i])
-      arg_error("missing a required argument: '" + params_[i].name + "'");
+      arg_error("missing a required argument: '" + params_[i].name + "'" +
+                (info_.heuristics_error.empty()
+                     ? std::string()
+                     : "; its @triton.heuristics could not be read, so pass what they compute explicitly: " +
+                           info_.heuristics_error));
     b.args[i] = &*defaults_[i];
   }
 }

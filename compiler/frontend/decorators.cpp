@@ -104,8 +104,16 @@ void read_heuristics(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
       values = k.value.get();
   if (!values)
     fail(fn, d.loc, "triton.heuristics takes one dict {\"NAME\": lambda args: ...}");
-  // A dict written in place, or one that module-level data builds.
-  const PyValue dict = eval.eval(*values);
+  // A dict written in place, or one that module-level data builds. One
+  // that host code builds (FlagGems reads its heuristics from a config
+  // file) leaves the kernel usable with those values given explicitly.
+  PyValue dict;
+  try {
+    dict = eval.eval(*values);
+  } catch (const CompileError &e) {
+    fn.heuristics_error = e.what();
+    return;
+  }
   if (dict.kind != PyValue::Kind::Dict)
     fail(fn, values->loc, "triton.heuristics takes one dict {\"NAME\": lambda args: ...}");
   for (size_t i = 0; i + 1 < dict.items.size(); i += 2) {

@@ -48,6 +48,9 @@ struct JitFunctionInfo {
   /// `@triton.autotune` / `@triton.heuristics` above the jit decorator.
   std::optional<AutotuneInfo> autotune;
   std::vector<Heuristic> heuristics;
+  /// Why a `@triton.heuristics` dict could not be read (host code builds
+  /// it); the kernel still runs when a launch gives those values itself.
+  std::string heuristics_error;
   /// What is wrong with its signature or decorators, thrown when the
   /// function is used (launched, compiled or called), never at load: one
   /// broken kernel does not break the others of its file.
