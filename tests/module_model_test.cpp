@@ -309,3 +309,24 @@ def uses_f(x_ptr):
     CHECK(contains(e.message(), "was never closed"));
   }
 }
+
+TEST_CASE("module model: tl.extra.cuda.gdc_wait / gdc_launch_dependents are no-ops without dependent launches") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, USE_GDC: tl.constexpr):
+    if USE_GDC:
+        tl.extra.cuda.gdc_wait()
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    if USE_GDC:
+        tl.extra.cuda.gdc_launch_dependents()
+    tl.store(out_ptr + offs, x + 1, mask=offs < n)
+)",
+                                             "pdl.py");
+  std::vector<float> x{1.0f, 2.0f}, out(2);
+  m.kernel("add_kernel")[{1}](x.data(), out.data(), 2, kiln::arg("BLOCK", 2), kiln::arg("USE_GDC", true));
+  CHECK(out == std::vector<float>{2.0f, 3.0f});
+}

@@ -335,6 +335,8 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         r.ns = Val::Ns::Libdevice;
         return r;
       }
+      if (attr == "gdc_wait" || attr == "gdc_launch_dependents")
+        return Val::builtin("tl.extra." + attr);
       break;
     case Val::Ns::Libdevice:
       if (auto b = libdevice_builtin(attr))

@@ -127,6 +127,11 @@ Val tl_pointer_type(IrGen &g, CallArgs &a) {
 
 // tl.assume(cond): a hint; kiln's optimizer does not use it yet, but the
 // condition is evaluated (and a false constant is the kernel's bug).
+/// Programmatic dependent launch (tl.extra.cuda.gdc_wait /
+/// gdc_launch_dependents): kiln launches without the PDL attribute, so a grid
+/// starts only after the one before it has finished and both are no-ops.
+Val gdc_noop(IrGen &, CallArgs &) { return Val::constant(ConstValue::none()); }
+
 Val tl_assume(IrGen &g, CallArgs &a) {
   const Val &c = required(g, a, 0, "cond", "tl.assume");
   if (c.is_const() && !c.c.truthy())
@@ -234,6 +239,8 @@ const HandlerTable &lang_handlers() {
       {"tl.assume", tl_assume},
       {"tl.to_tensor", tl_to_tensor},
       {"tl.device_print", tl_device_print},
+      {"tl.extra.gdc_wait", gdc_noop},
+      {"tl.extra.gdc_launch_dependents", gdc_noop},
   };
   return table;
 }
