@@ -65,6 +65,13 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
   const ir::Op &op = *v->def;
   auto in = [&](size_t i) { return get(op.operands[i]); };
   const int64_t elem = v->type.pointer ? static_cast<int64_t>(dtype_size(v->type.elem)) : 1;
+  // Dim d as the operand's dim sd (shape ops move dims around).
+  auto take = [&](int d, size_t sd) {
+    const AxisInfo s = in(0);
+    a.contig[d] = s.contig[sd];
+    a.div[d] = s.div[sd];
+    a.constancy[d] = s.constancy[sd];
+  };
   for (int d = 0; d < rank; ++d) {
     const int64_t n = extent(d);
     switch (op.kind) {
@@ -129,9 +136,7 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
         a.div[d] = s.div[d];
         a.constancy[d] = n;
       } else {
-        a.contig[d] = s.contig[d];
-        a.div[d] = s.div[d];
-        a.constancy[d] = s.constancy[d];
+        take(d, d);
       }
       break;
     }
@@ -140,21 +145,13 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       if (d == op.axis) {
         a.div[d] = s.div[0];
       } else {
-        const int sd = d > op.axis ? d - 1 : d;
-        a.contig[d] = s.contig[sd];
-        a.div[d] = s.div[sd];
-        a.constancy[d] = s.constancy[sd];
+        take(d, d > op.axis ? d - 1 : d);
       }
       break;
     }
-    case OpKind::Trans: {
-      const AxisInfo s = in(0);
-      const auto sd = static_cast<size_t>(op.ints[d]);
-      a.contig[d] = s.contig[sd];
-      a.div[d] = s.div[sd];
-      a.constancy[d] = s.constancy[sd];
+    case OpKind::Trans:
+      take(d, static_cast<size_t>(op.ints[d]));
       break;
-    }
     default:
       break;
     }
