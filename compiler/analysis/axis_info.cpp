@@ -14,6 +14,13 @@ int64_t cap(int64_t v) {
   return std::min(v, kBig);
 }
 
+/// An integer constant 1, or a block of them.
+bool is_one(const ir::Value *v) {
+  while (v->def && v->def->kind == ir::OpKind::Splat)
+    v = v->def->operands[0];
+  return v->def && v->def->kind == ir::OpKind::Constant && v->type.is_int() && v->def->i == 1;
+}
+
 } // namespace
 
 int64_t AxisInfoAnalysis::pow2_divisor(int64_t v) {
@@ -32,11 +39,55 @@ AxisInfoAnalysis::AxisInfoAnalysis(const ir::Program &p) {
 
 void AxisInfoAnalysis::find_loops(const ir::Block &b) {
   for (const ir::Op *op : b.ops) {
-    if (op->kind == ir::OpKind::For)
+    if (op->kind == ir::OpKind::For) {
       induction_[op->regions[0]->args[0]] = op;
+      for (size_t i = 1; i < op->regions[0]->args.size(); ++i)
+        carried_[op->regions[0]->args[i]] = {op, i - 1};
+    }
     for (const ir::Block *r : op->regions)
       find_loops(*r);
   }
+}
+
+void AxisInfoAnalysis::forget(const ir::Block &b) {
+  for (const ir::Value *a : b.args)
+    memo_.erase(a);
+  for (const ir::Op *op : b.ops) {
+    for (const ir::Value *r : op->results)
+      memo_.erase(r);
+    for (const ir::Block *r : op->regions)
+      forget(*r);
+  }
+}
+
+AxisInfo AxisInfoAnalysis::carried(const ir::Op &loop, size_t i) {
+  const ir::Block &body = *loop.regions[0];
+  const ir::Value *arg = body.args[1 + i], *yielded = body.ops.back()->operands[i];
+  auto meet = [](const AxisInfo &x, const AxisInfo &y) {
+    AxisInfo m;
+    for (size_t d = 0; d < m.contig.size(); ++d) {
+      m.contig[d] = std::gcd(x.contig[d], y.contig[d]);
+      m.div[d] = std::gcd(x.div[d], y.div[d]);
+      m.constancy[d] = std::gcd(x.constancy[d], y.constancy[d]);
+    }
+    return m;
+  };
+  auto same = [](const AxisInfo &x, const AxisInfo &y) {
+    return x.contig == y.contig && x.div == y.div && x.constancy == y.constancy;
+  };
+  // Each round can only lose facts; what the body computed from a guess
+  // that did not hold is forgotten.
+  AxisInfo cur = get(loop.operands[3 + i]);
+  for (int round = 0; round < 4; ++round) {
+    memo_[arg] = cur;
+    const AxisInfo next = meet(cur, get(yielded));
+    if (same(next, cur))
+      return cur;
+    forget(body);
+    cur = next;
+  }
+  forget(body);
+  return AxisInfo{};
 }
 
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
@@ -58,11 +109,17 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       a.div[0] = std::gcd(get(it->second->operands[0]).div[0], get(it->second->operands[2]).div[0]);
       return a;
     }
+    if (auto it = carried_.find(v); it != carried_.end())
+      return carried(*it->second.first, it->second.second);
     // A parameter: D is 16 (bytes for pointers, the value for integers).
     a.div.fill(v->facts.divisible16 ? 16 : 1);
     return a;
   }
   const ir::Op &op = *v->def;
+  if (op.kind == OpKind::For) // a loop's result: what it carried
+    for (size_t i = 0; i < op.results.size(); ++i)
+      if (op.results[i] == v)
+        return carried(op, i);
   auto in = [&](size_t i) { return get(op.operands[i]); };
   const int64_t elem = v->type.pointer ? static_cast<int64_t>(dtype_size(v->type.elem)) : 1;
   // Dim d as the operand's dim sd (shape ops move dims around).
@@ -97,6 +154,11 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
         a.div[d] = std::gcd(x.div[d], y.div[d]);
       } else if (b == BinaryOp::Mul) {
         a.div[d] = cap(x.div[d] * y.div[d]);
+        // `offs * stride` with a stride specialized to 1 keeps offs' runs.
+        if (is_one(op.operands[1]))
+          a.contig[d] = x.contig[d];
+        else if (is_one(op.operands[0]))
+          a.contig[d] = y.contig[d];
       }
       break;
     }

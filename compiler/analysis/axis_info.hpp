@@ -35,9 +35,15 @@ public:
 private:
   AxisInfo compute(const ir::Value *v);
   void find_loops(const ir::Block &b);
+  /// A value a For carries (its i-th): what its start and every value the
+  /// body yields for it have in common, found by iterating from the start.
+  AxisInfo carried(const ir::Op &loop, size_t i);
+  void forget(const ir::Block &b);
   std::unordered_map<const ir::Value *, AxisInfo> memo_;
   std::unordered_map<const ir::Value *, const ir::Op *>
       induction_; ///< induction variable -> its For
+  std::unordered_map<const ir::Value *, std::pair<const ir::Op *, size_t>>
+      carried_; ///< loop-carried block argument -> its For and index
 };
 
 } // namespace kiln::analysis
