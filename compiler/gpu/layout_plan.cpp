@@ -48,6 +48,9 @@ void LayoutPlan::settle(const ir::Block &b, bool &changed) {
       const ir::Op &yield = *body.ops.back();
       for (size_t i = 0; i < op->results.size(); ++i) {
         EncodingPtr e = pick(yield.operands[i], op->operands[3 + i]);
+        // Carried pointers (a_ptrs += BK) in the layout their loads will ask for.
+        if (!e && body.args[1 + i]->type.is_block() && body.args[1 + i]->type.pointer)
+          e = access_layout(body.args[1 + i]);
         carry(body.args[1 + i], e, changed);
         carry(op->results[i], e, changed);
       }

@@ -84,7 +84,8 @@ std::optional<Cubin> with_nvjitlink(const NvJitLink &a, const std::string &ptx, 
     nvJitLinkHandle &h;
     ~Guard() { a.Destroy(&h); }
   } guard{a, h};
-  if (a.AddData(h, NVJITLINK_INPUT_PTX, ptx.data(), ptx.size(), "kernel.ptx") != NVJITLINK_SUCCESS ||
+  // PTX text with its terminating NUL, as nvrtcGetPTXSize counts it.
+  if (a.AddData(h, NVJITLINK_INPUT_PTX, ptx.c_str(), ptx.size() + 1, "kernel.ptx") != NVJITLINK_SUCCESS ||
       a.Complete(h) != NVJITLINK_SUCCESS)
     throw Error("nvJitLink rejected the generated PTX (a kiln bug; please report it): " + log_of(a, h, true));
   size_t n = 0;
