@@ -76,6 +76,8 @@ struct CallArgs {
   std::vector<Val> pos;
   std::vector<std::pair<std::string, Val>> kw;
   const Expr *expr = nullptr;
+  /// The builtin called ("libdevice.float2int_rn"), for handlers that serve a family of names.
+  std::string callee;
 
   /// The argument at `index` or named `name`; `fallback` when absent (null: required).
   const Val *find(size_t index, const char *name) const;

@@ -1,5 +1,6 @@
 #include "compiler/frontend/libdevice_names.hpp"
 
+#include <utility>
 #include <unordered_map>
 
 #include "compiler/ir/math_fn.hpp"
@@ -39,16 +40,48 @@ const std::unordered_map<std::string_view, std::string_view> &aliases() {
       {"sub_rz", "libdevice.sub_rn"},     {"sub_rd", "libdevice.sub_rn"},     {"sub_ru", "libdevice.sub_rn"},
       {"rcp_rn", "libdevice.rcp_rn"},     {"rcp_rz", "libdevice.rcp_rn"},     {"rcp_rd", "libdevice.rcp_rn"},
       {"rcp_ru", "libdevice.rcp_rn"},     {"saturatef", "libdevice.saturatef"}, {"clzll", "tl.clz"},
-      {"popcll", "tl.popc"},       {"brevll", "tl.brev"},
+      {"popcll", "tl.popc"},       {"brevll", "tl.brev"},      {"umul64hi", "tl.umulhi"},
+      {"ldexp", "libdevice.ldexp"}, {"scalbn", "libdevice.ldexp"}, {"ffs", "libdevice.ffs"},
+      {"ffsll", "libdevice.ffs"},  {"mulhi", "libdevice.mulhi"}, {"hadd", "libdevice.hadd"},
+      {"rhadd", "libdevice.rhadd"}, {"normcdf", "libdevice.normcdf"}, {"normcdfinv", "libdevice.normcdfinv"},
+      {"erfcinv", "libdevice.erfcinv"}, {"erfcx", "libdevice.erfcx"}, {"rhypot", "libdevice.rhypot"},
+      {"norm3d", "libdevice.norm3d"}, {"rnorm3d", "libdevice.rnorm3d"}, {"norm4d", "libdevice.norm4d"},
+      {"rnorm4d", "libdevice.rnorm4d"},
   };
   return table;
 }
 
+std::optional<DType> conversion_kind(std::string_view k) {
+  static const std::pair<std::string_view, DType> kinds[] = {{"float", DType::f32}, {"double", DType::f64},
+                                                             {"int", DType::i32},   {"uint", DType::u32},
+                                                             {"ll", DType::i64},    {"ull", DType::u64}};
+  for (const auto &[name, t] : kinds)
+    if (k == name)
+      return t;
+  return std::nullopt;
+}
+
 } // namespace
+
+std::optional<LibdeviceConversion> libdevice_conversion(std::string_view name) {
+  const size_t two = name.find('2');
+  if (two == std::string_view::npos || name.size() < two + 5 || name[name.size() - 3] != '_' ||
+      name[name.size() - 2] != 'r')
+    return std::nullopt;
+  const char mode = name.back();
+  const auto from = conversion_kind(name.substr(0, two));
+  const auto to = conversion_kind(name.substr(two + 1, name.size() - 3 - two - 1));
+  if (!from || !to || from == to || std::string_view("nzdu").find(mode) == std::string_view::npos ||
+      (is_float(*from) == is_float(*to) && !(is_float(*from) && *to == DType::f32)))
+    return std::nullopt;
+  return LibdeviceConversion{*from, *to, mode};
+}
 
 std::optional<std::string> libdevice_builtin(std::string_view name) {
   if (auto it = aliases().find(name); it != aliases().end())
     return std::string(it->second);
+  if (libdevice_conversion(name))
+    return "libdevice." + std::string(name);
   if (ir::math_fn_named(name))
     return "tl." + std::string(name);
   return std::nullopt;
