@@ -12,6 +12,9 @@
 
 #include <kiln/kiln.hpp>
 
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
+
 namespace {
 
 const char *const kScan = R"(import triton
@@ -214,5 +217,17 @@ TEST_CASE("scan: tl.cat, tl.topk and tl.swizzle2d") {
     const int rows = std::min(size_i - off_i, size_g), in_group = ij % size_gj;
     CHECK(sw[2 * pid] == off_i + in_group % rows);
     CHECK(sw[2 * pid + 1] == in_group / rows);
+  }
+}
+
+TEST_CASE("scan: on the cuda target, a sort of a loaded block says what is missing") {
+  kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
+  const kiln::Arg p = kiln::Arg::mock(kiln::DType::f32);
+  const std::vector<kiln::Arg> args = {p, p, p, p, kiln::arg("R", 2), kiln::arg("C", 64)};
+  try {
+    m.kernel("sort_flip").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+    FAIL("compiling tl.sort for sm_90 did not throw");
+  } catch (const kiln::Error &e) {
+    CHECK(std::string(e.what()).find("tl.gather (and what kiln builds on it: tl.sort") != std::string::npos);
   }
 }

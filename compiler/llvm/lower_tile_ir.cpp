@@ -385,6 +385,9 @@ private:
   /// bug, as in Triton, but must not read outside the buffer).
   llvm::Value *gather_element(const ir::Op &op, const Idx &idx) {
     const ir::Value *src = op.operands[0], *index = op.operands[1];
+    if (gpu_ && !vals_.at(src).lazy)
+      unsupported_on_gpu("tl.gather (and what kiln builds on it: tl.sort, tl.flip, tl.topk, tl.reduce and "
+                         "tl.associative_scan with a combine_fn, cumsum(reverse=True)) of a loaded or computed block");
     llvm::Value *at = element(index, idx);
     at = index->type.is_signed() ? b_.CreateSExtOrTrunc(at, b_.getInt64Ty()) : b_.CreateZExtOrTrunc(at, b_.getInt64Ty());
     Idx si = idx;
