@@ -249,13 +249,8 @@ Val store_block_ptr(IrGen &g, CallArgs &a) {
 
 Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr) {
   if (base.name == kDescriptor) {
-    if (attr == "load" || attr == "store") {
-      Val m;
-      m.kind = Val::Kind::Method;
-      m.name = attr == "load" ? "tl.load_tensor_descriptor" : "tl.store_tensor_descriptor";
-      m.elems = {base};
-      return m;
-    }
+    if (attr == "load" || attr == "store")
+      return Val::method(attr == "load" ? "tl.load_tensor_descriptor" : "tl.store_tensor_descriptor", base);
     if (attr == "block_shape")
       return base.elems[kDescBlockShape];
     if (attr == "dtype")

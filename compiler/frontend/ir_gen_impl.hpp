@@ -55,6 +55,15 @@ struct Val {
     r.elems = std::move(e);
     return r;
   }
+  /// `receiver.name` bound for a call: a tensor method ("sum"), or a named
+  /// builtin ("dtype.is_fp16", "tl.load_tensor_descriptor").
+  static Val method(std::string n, Val receiver) {
+    Val r;
+    r.kind = Kind::Method;
+    r.name = std::move(n);
+    r.elems = {std::move(receiver)};
+    return r;
+  }
   static Val builtin(std::string n) {
     Val r;
     r.kind = Kind::Builtin;

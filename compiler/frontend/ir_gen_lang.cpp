@@ -186,13 +186,8 @@ Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
       dims.push_back(Val::constant(ConstValue::of_int(t.shape[d])));
     return Val::tuple(std::move(dims));
   }
-  if (attr.rfind("is_", 0) == 0 || attr == "to_int_type") {
-    Val m;
-    m.kind = Val::Kind::Method;
-    m.name = "dtype." + attr;
-    m.elems = {base};
-    return m;
-  }
+  if (attr.rfind("is_", 0) == 0)
+    return Val::method("dtype." + attr, base);
   fail(loc, "dtype has no attribute '" + attr + "'");
 }
 
