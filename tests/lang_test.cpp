@@ -13,6 +13,9 @@
 
 #include <kiln/kiln.hpp>
 
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
+
 namespace {
 
 const char *const kLang = R"(import triton
@@ -215,4 +218,12 @@ TEST_CASE("lang: an early exit inside a constexpr if skips the rest of the kerne
   CHECK(out == std::vector<float>{2, 3, 0, 0});
   m.kernel("guarded")[{4}](x.data(), out.data(), 2, kiln::arg("CHECK", false));
   CHECK(out == std::vector<float>{2, 3, 4, 5});
+}
+
+TEST_CASE("lang: tl.device_print on the cuda target calls vprintf") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32), kiln::Arg(5), kiln::arg("N", 128)};
+  const kiln::CompiledKernel k = m.kernel("show").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+  CHECK(k.stages.at("ptx").find("call.uni") != std::string::npos);
+  CHECK(k.stages.at("ptx").find("vprintf") != std::string::npos);
 }

@@ -28,10 +28,27 @@ std::pair<std::string, llvm::Value *> conversion(llvm::IRBuilder<> &b, const ir:
   return {wide ? (is_unsigned ? "%llu" : "%lld") : (is_unsigned ? "%u" : "%d"), x};
 }
 
+/// CUDA's device printf: vprintf(format, arguments packed in a buffer with
+/// their natural alignment, as a C struct lays them out).
+void call_vprintf(llvm::IRBuilder<> &b, llvm::Module &m, const std::vector<llvm::Value *> &args) {
+  llvm::FunctionCallee vprintf =
+      m.getOrInsertFunction("vprintf", llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy(), b.getPtrTy()}, false));
+  std::vector<llvm::Type *> fields;
+  for (size_t i = 1; i < args.size(); ++i)
+    fields.push_back(args[i]->getType());
+  llvm::StructType *packed = llvm::StructType::get(m.getContext(), fields);
+  llvm::Function *fn = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+  llvm::Value *buf = entry.CreateAlloca(packed);
+  for (size_t i = 1; i < args.size(); ++i)
+    b.CreateStore(args[i], b.CreateStructGEP(packed, buf, static_cast<unsigned>(i - 1)));
+  b.CreateCall(vprintf, {args[0], buf});
+}
+
 } // namespace
 
 void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3], const ForEachElement &each,
-                const ElementAt &element) {
+                const ElementAt &element, bool gpu) {
   llvm::Module &m = *b.GetInsertBlock()->getModule();
   llvm::FunctionCallee printf_fn =
       m.getOrInsertFunction("printf", llvm::FunctionType::get(b.getInt32Ty(), {b.getPtrTy()}, true));
@@ -56,7 +73,10 @@ void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3
       fmt += conv + "\n";
       args.push_back(val);
       args[0] = b.CreateGlobalStringPtr(fmt, "kiln.print.fmt");
-      b.CreateCall(printf_fn, args);
+      if (gpu)
+        call_vprintf(b, m, args);
+      else
+        b.CreateCall(printf_fn, args);
     });
   }
 }

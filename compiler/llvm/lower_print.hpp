@@ -1,7 +1,8 @@
 // tl.device_print in LLVM IR: one line per element of each printed value,
-// as Triton prints them: `pid (x, y, z) idx (i, j) prefix value`. CPU only
-// (printf, resolved by the JIT from the process); lines of concurrent
-// programs interleave, as the GPU's do.
+// as Triton prints them: `pid (x, y, z) idx (i, j) prefix value`. CPU:
+// printf (resolved by the JIT from the process); NVPTX: CUDA's vprintf, each
+// thread printing the elements it holds. Lines of concurrent programs
+// interleave.
 #pragma once
 
 #include <array>
@@ -21,6 +22,6 @@ using ElementAt = std::function<llvm::Value *(const ir::Value *, const ElementIn
 
 /// Lowers a Print op (operands: the values; str: the prefix; i: 1 for hex).
 void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3], const ForEachElement &each,
-                const ElementAt &element);
+                const ElementAt &element, bool gpu);
 
 } // namespace kiln::llvmgen

@@ -1628,10 +1628,9 @@ private:
       }
       case OpKind::Assert: lower_assert(*op); break;
       case OpKind::Print:
-        if (gpu_)
-          throw Error("tl.device_print is not supported on the cuda target by kiln yet; run with --backend cpu");
-        emit_print(b_, *op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
-                   [&](const ir::Value *v, const Idx &i) { return element(v, i); });
+        emit_print(
+            b_, *op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
+            [&](const ir::Value *v, const Idx &i) { return element(v, i); }, gpu_);
         break;
       case OpKind::Barrier:
         if (gpu_)
