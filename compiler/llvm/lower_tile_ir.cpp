@@ -30,9 +30,10 @@ using ir::UnaryOp;
 
 using Idx = std::array<llvm::Value *, Type::kMaxRank>;
 
-// f16 and bf16 live in registers as float (rounded to their precision) and
-// are converted only at memory; LLVM on x86 has no native bf16 arithmetic
-// and would otherwise call libgcc helpers the JIT cannot count on.
+// f16, bf16 and the fp8 types live in registers as float (rounded to their
+// precision) and are converted only at memory; LLVM on x86 has no native
+// bf16 or fp8 arithmetic and would otherwise call libgcc helpers the JIT
+// cannot count on.
 bool is_half(DType t) { return t == DType::f16 || t == DType::bf16 || is_fp8(t); }
 
 /// A lowered IR value: a scalar SSA value, or a block that is either a
