@@ -169,17 +169,28 @@ TEST_CASE("math: libdevice unary functions match the C++ library on the CPU") {
   m.kernel("unary_math")[{1}](x.data(), out.data(), kiln::arg("N", N));
   using F = double (*)(double);
   const F ref[] = {
-      [](double v) { return std::tanh(v); },        [](double v) { return std::sinh(v); },
-      [](double v) { return std::cosh(v); },        [](double v) { return std::tan(v); },
-      [](double v) { return std::asin(v); },        [](double v) { return std::acos(v); },
-      [](double v) { return std::atan(v); },        [](double v) { return std::asinh(v); },
-      [](double v) { return std::acosh(v * v + 1.5); }, [](double v) { return std::atanh(v); },
-      [](double v) { return std::log1p(v); },       [](double v) { return std::expm1(v); },
-      [](double v) { return std::log10(v + 1.0); }, [](double v) { return std::pow(10.0, v); },
-      [](double v) { return std::cbrt(v); },        [](double v) { return std::erfc(v); },
-      [](double v) { return erfinv_ref(v); },       [](double v) { return std::lgamma(v + 2.0); },
-      [](double v) { return std::tgamma(v + 2.0); }, [](double v) { return 1.0 / std::sqrt(v + 1.0); },
-      [](double v) { return std::exp(v); },         [](double v) { return std::log(v + 1.0); },
+      [](double v) { return std::tanh(v); },
+      [](double v) { return std::sinh(v); },
+      [](double v) { return std::cosh(v); },
+      [](double v) { return std::tan(v); },
+      [](double v) { return std::asin(v); },
+      [](double v) { return std::acos(v); },
+      [](double v) { return std::atan(v); },
+      [](double v) { return std::asinh(v); },
+      [](double v) { return std::acosh(v * v + 1.5); },
+      [](double v) { return std::atanh(v); },
+      [](double v) { return std::log1p(v); },
+      [](double v) { return std::expm1(v); },
+      [](double v) { return std::log10(v + 1.0); },
+      [](double v) { return std::pow(10.0, v); },
+      [](double v) { return std::cbrt(v); },
+      [](double v) { return std::erfc(v); },
+      [](double v) { return erfinv_ref(v); },
+      [](double v) { return std::lgamma(v + 2.0); },
+      [](double v) { return std::tgamma(v + 2.0); },
+      [](double v) { return 1.0 / std::sqrt(v + 1.0); },
+      [](double v) { return std::exp(v); },
+      [](double v) { return std::log(v + 1.0); },
       [](double v) { return std::sin(M_PI * static_cast<float>(v * 4.0)); },
       [](double v) { return std::cos(M_PI * static_cast<float>(v * 4.0)); },
       [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
@@ -187,8 +198,9 @@ TEST_CASE("math: libdevice unary functions match the C++ library on the CPU") {
   for (int f = 0; f < 25; ++f)
     for (int i = 0; i < N; ++i) {
       // x * x + 1.5 and friends round in float first, as the kernel does.
-      const double want = f == 8 ? std::acosh(static_cast<float>(static_cast<float>(x[i] * x[i]) + 1.5f))
-                                 : ref[f](x[i]);
+      const double want =
+          f == 8 ? std::acosh(static_cast<float>(static_cast<float>(x[i] * x[i]) + 1.5f))
+                 : ref[f](x[i]);
       INFO("function " << f << " at x = " << x[i]);
       CHECK(close(out[f * N + i], want, 4e-6, f == 22 || f == 23 ? 2e-6 : 1e-7));
     }
@@ -235,15 +247,15 @@ TEST_CASE("math: libdevice binary functions match the C++ library on the CPU") {
 TEST_CASE("math: rounding functions and the int32 predicates of libdevice") {
   kiln::Module m = kiln::Module::from_string(kMath, "math.py");
   constexpr int N = 16;
-  const std::vector<float> x = {2.5f, -2.5f, 0.5f, 1.5f, -0.5f, 3.7f, -3.7f, -0.0f, 0.0f, 1e9f, NAN,
-                                INFINITY, -INFINITY, 7.0f, -7.49f, 100.5f};
+  const std::vector<float> x = {2.5f, -2.5f, 0.5f, 1.5f,     -0.5f,     3.7f, -3.7f,  -0.0f,
+                                0.0f, 1e9f,  NAN,  INFINITY, -INFINITY, 7.0f, -7.49f, 100.5f};
   std::vector<float> out(6 * N);
   std::vector<int32_t> flags(5 * N);
   m.kernel("rounding")[{1}](x.data(), out.data(), flags.data(), kiln::arg("N", N));
   for (int i = 0; i < N; ++i) {
     INFO("x = " << x[i]);
-    const float want[] = {std::trunc(x[i]), std::rint(x[i]), std::nearbyint(x[i]), std::round(x[i]),
-                          std::floor(x[i]), std::ceil(x[i])};
+    const float want[] = {std::trunc(x[i]), std::rint(x[i]),  std::nearbyint(x[i]),
+                          std::round(x[i]), std::floor(x[i]), std::ceil(x[i])};
     for (int f = 0; f < 6; ++f) {
       if (std::isnan(x[i]))
         CHECK(std::isnan(out[f * N + i]));
@@ -306,9 +318,11 @@ TEST_CASE("math: tl.softmax along a row matches exp / sum") {
 
 TEST_CASE("math: libdevice functions compile for sm_90, linked from CUDA's libdevice") {
   kiln::Module m = kiln::Module::from_string(kMath, "math.py");
-  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32), kiln::Arg::mock(kiln::DType::f32),
+  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32),
+                                       kiln::Arg::mock(kiln::DType::f32),
                                        kiln::Arg::mock(kiln::DType::f32), kiln::arg("N", 256)};
-  const kiln::CompiledKernel k = m.kernel("binary_math").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+  const kiln::CompiledKernel k =
+      m.kernel("binary_math").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
   const std::string &ptx = k.stages.at("ptx");
   CHECK(ptx.find(".entry binary_math") != std::string::npos);
   // libdevice is inlined: no calls to __nv_ functions are left.

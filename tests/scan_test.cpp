@@ -109,8 +109,8 @@ TEST_CASE("scan: tl.reduce with a combine_fn, over one block, a tuple, and axis=
     x[i] = (i * 37) % 23 - 11;
   x[2 * C + 5] = 40; // a tie in row 2: the first index wins
   x[2 * C + 9] = 40;
-  m.kernel("reduce_rows")[{1}](x.data(), sums.data(), maxs.data(), args.data(), total.data(), kiln::arg("R", R),
-                               kiln::arg("C", C));
+  m.kernel("reduce_rows")[{1}](x.data(), sums.data(), maxs.data(), args.data(), total.data(),
+                               kiln::arg("R", R), kiln::arg("C", C));
   for (int r = 0; r < R; ++r) {
     const auto row = x.begin() + r * C;
     CHECK(sums[r] == std::accumulate(row, row + C, 0));
@@ -127,7 +127,8 @@ TEST_CASE("scan: tl.reduce with a combine_fn, over one block, a tuple, and axis=
   }
 }
 
-TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence; cumsum/cumprod reverse") {
+TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence; cumsum/cumprod "
+          "reverse") {
   kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
   constexpr int N = 32;
   std::vector<float> x(N), a(N), fwd(N), rev(N), rec(N), cs(N), cp(N);
@@ -135,8 +136,8 @@ TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrenc
     x[i] = static_cast<float>(i % 5) - 1.5f;
     a[i] = 0.5f + 0.03125f * static_cast<float>(i % 4);
   }
-  m.kernel("scans")[{1}](x.data(), a.data(), fwd.data(), rev.data(), rec.data(), cs.data(), cp.data(),
-                         kiln::arg("N", N));
+  m.kernel("scans")[{1}](x.data(), a.data(), fwd.data(), rev.data(), rec.data(), cs.data(),
+                         cp.data(), kiln::arg("N", N));
   double h = 0, run = 0;
   for (int i = 0; i < N; ++i) {
     run += x[i];
@@ -160,7 +161,8 @@ TEST_CASE("scan: tl.sort ascending and descending along the last dim, tl.flip") 
   std::vector<float> x(R * C), asc(R * C), desc(R * C), flip(R * C);
   for (int i = 0; i < R * C; ++i)
     x[i] = std::sin(static_cast<float>(i) * 1.7f) * 100.0f;
-  m.kernel("sort_flip")[{1}](x.data(), asc.data(), desc.data(), flip.data(), kiln::arg("R", R), kiln::arg("C", C));
+  m.kernel("sort_flip")[{1}](x.data(), asc.data(), desc.data(), flip.data(), kiln::arg("R", R),
+                             kiln::arg("C", C));
   for (int r = 0; r < R; ++r) {
     std::vector<float> row(x.begin() + r * C, x.begin() + (r + 1) * C);
     std::vector<float> want = row;
@@ -182,8 +184,8 @@ TEST_CASE("scan: tl.gather, tl.histogram with a mask, tl.interleave") {
     x[i] = 10.0f * static_cast<float>(i);
     idx[i] = (i * 5 + 3) % BINS;
   }
-  m.kernel("gather_hist")[{1}](x.data(), idx.data(), g.data(), h.data(), il.data(), kiln::arg("N", N),
-                               kiln::arg("BINS", BINS));
+  m.kernel("gather_hist")[{1}](x.data(), idx.data(), g.data(), h.data(), il.data(),
+                               kiln::arg("N", N), kiln::arg("BINS", BINS));
   std::vector<int32_t> want(BINS, 0);
   for (int i = 0; i < N; ++i) {
     CHECK(g[i] == x[idx[i]]);
@@ -202,7 +204,8 @@ TEST_CASE("scan: tl.cat, tl.topk and tl.swizzle2d") {
   for (int i = 0; i < N; ++i)
     x[i] = static_cast<float>((i * 7) % 16) - 3.5f;
   std::vector<int32_t> sw(2 * 30);
-  m.kernel("cat_topk_swizzle")[{30}](x.data(), cat.data(), top.data(), sw.data(), kiln::arg("N", N), kiln::arg("K", K));
+  m.kernel("cat_topk_swizzle")[{30}](x.data(), cat.data(), top.data(), sw.data(), kiln::arg("N", N),
+                                     kiln::arg("K", K));
   for (int i = 0; i < N; ++i) {
     CHECK(cat[i] == x[i]);
     CHECK(cat[N + i] == -x[i]);
@@ -228,6 +231,7 @@ TEST_CASE("scan: on the cuda target, a sort of a loaded block says what is missi
     m.kernel("sort_flip").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
     FAIL("compiling tl.sort for sm_90 did not throw");
   } catch (const kiln::Error &e) {
-    CHECK(std::string(e.what()).find("tl.gather (and what kiln builds on it: tl.sort") != std::string::npos);
+    CHECK(std::string(e.what()).find("tl.gather (and what kiln builds on it: tl.sort") !=
+          std::string::npos);
   }
 }

@@ -23,6 +23,7 @@ namespace kiln::llvmgen {
 /// `fn` of `args` (registers: f16/bf16 as float, unrounded on return; the
 /// caller rounds to the element type). Results of MathResult::Int32
 /// functions are i32.
-llvm::Value *emit_math(llvm::IRBuilder<> &b, bool gpu, ir::MathFn fn, const std::vector<llvm::Value *> &args);
+llvm::Value *emit_math(llvm::IRBuilder<> &b, bool gpu, ir::MathFn fn,
+                       const std::vector<llvm::Value *> &args);
 
 } // namespace kiln::llvmgen

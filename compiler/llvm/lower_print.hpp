@@ -16,12 +16,13 @@ namespace kiln::llvmgen {
 
 using ElementIndex = std::array<llvm::Value *, ir::Type::kMaxRank>;
 /// Runs the callback for the index of every element of a value of the type.
-using ForEachElement = std::function<void(const ir::Type &, const std::function<void(const ElementIndex &)> &)>;
+using ForEachElement =
+    std::function<void(const ir::Type &, const std::function<void(const ElementIndex &)> &)>;
 /// One element (a register value) of an IR value at an index.
 using ElementAt = std::function<llvm::Value *(const ir::Value *, const ElementIndex &)>;
 
 /// Lowers a Print op (operands: the values; str: the prefix; i: 1 for hex).
-void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3], const ForEachElement &each,
-                const ElementAt &element, bool gpu);
+void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3],
+                const ForEachElement &each, const ElementAt &element, bool gpu);
 
 } // namespace kiln::llvmgen

@@ -45,7 +45,8 @@ void link_libdevice(llvm::Module &m) {
     return;
   const std::string path = find_libdevice();
   if (path.empty())
-    throw Error(first.substr(5) + " on the cuda target needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc), "
+    throw Error(first.substr(5) +
+                " on the cuda target needs CUDA's libdevice (nvvm/libdevice/libdevice.10.bc), "
                 "which was not found; set CUDA_HOME or KILN_LIBDEVICE to it");
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
