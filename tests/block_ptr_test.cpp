@@ -52,8 +52,8 @@ TEST_CASE("block_ptr: row sums through an advancing block pointer with boundary 
   std::vector<float> x(M * N), out(M + 8, -1.0f);
   for (int i = 0; i < M * N; ++i)
     x[i] = static_cast<float>(i % 13) - 6.0f;
-  m.kernel("row_sums")[{(M + BM - 1) / BM}](x.data(), out.data(), M, N, N, 1, kiln::arg("BLOCK_M", BM),
-                                            kiln::arg("BLOCK_N", BN));
+  m.kernel("row_sums")[{(M + BM - 1) / BM}](x.data(), out.data(), M, N, N, 1,
+                                            kiln::arg("BLOCK_M", BM), kiln::arg("BLOCK_N", BN));
   for (int r = 0; r < M; ++r) {
     float s = 0;
     for (int c = 0; c < N; ++c)
@@ -82,8 +82,8 @@ TEST_CASE("block_ptr: tensor descriptors load and store tiles, dropping what is 
   std::vector<float> x(M * N), y(M * N + 16, -5.0f);
   for (int i = 0; i < M * N; ++i)
     x[i] = static_cast<float>(i);
-  m.kernel("copy_desc")[{(M + BM - 1) / BM, (N + BN - 1) / BN}](x.data(), y.data(), M, N, kiln::arg("BLOCK_M", BM),
-                                                                 kiln::arg("BLOCK_N", BN));
+  m.kernel("copy_desc")[{(M + BM - 1) / BM, (N + BN - 1) / BN}](
+      x.data(), y.data(), M, N, kiln::arg("BLOCK_M", BM), kiln::arg("BLOCK_N", BN));
   for (int i = 0; i < M * N; ++i)
     CHECK(y[i] == 2.0f * x[i] + 1.0f);
   for (int i = M * N; i < M * N + 16; ++i)

@@ -46,8 +46,10 @@ struct Fmt {
 };
 
 const Fmt kFormats[] = {
-    {kiln::DType::f8e4nv, 4, 3, 7, false, true, false},  {kiln::DType::f8e5, 5, 2, 15, true, false, false},
-    {kiln::DType::f8e4b15, 4, 3, 15, false, false, false}, {kiln::DType::f8e4b8, 4, 3, 8, false, false, true},
+    {kiln::DType::f8e4nv, 4, 3, 7, false, true, false},
+    {kiln::DType::f8e5, 5, 2, 15, true, false, false},
+    {kiln::DType::f8e4b15, 4, 3, 15, false, false, false},
+    {kiln::DType::f8e4b8, 4, 3, 8, false, false, true},
     {kiln::DType::f8e5b16, 5, 2, 16, false, false, true},
 };
 
@@ -59,7 +61,8 @@ double decode(const Fmt &f, int code) {
     return std::numeric_limits<double>::quiet_NaN();
   if (f.ieee && e == emax)
     return neg ? -INFINITY : INFINITY;
-  const double mag = e ? std::ldexp(1.0 + m / double(1 << f.m), e - f.bias) : std::ldexp(m / double(1 << f.m), 1 - f.bias);
+  const double mag = e ? std::ldexp(1.0 + m / double(1 << f.m), e - f.bias)
+                       : std::ldexp(m / double(1 << f.m), 1 - f.bias);
   return neg ? -mag : mag;
 }
 
@@ -96,7 +99,8 @@ TEST_CASE("fp8: float32 to each fp8 kind and back, against a reference, with sat
   std::vector<float> x;
   for (int i = -300; i <= 300; ++i)
     x.push_back(std::ldexp(static_cast<float>(i), -6) * (i % 3 == 0 ? 1.0f : 0.7f));
-  for (float v : {1e6f, -1e6f, INFINITY, -INFINITY, NAN, -0.0f, 1e-9f, 448.0f, 464.0f, 57344.0f, 1.875f, 240.0f})
+  for (float v : {1e6f, -1e6f, INFINITY, -INFINITY, NAN, -0.0f, 1e-9f, 448.0f, 464.0f, 57344.0f,
+                  1.875f, 240.0f})
     x.push_back(v);
   x.resize(1024, 0.3f);
   const int N = static_cast<int>(x.size());
@@ -104,7 +108,8 @@ TEST_CASE("fp8: float32 to each fp8 kind and back, against a reference, with sat
     INFO("dtype " << kiln::dtype_name(f.dtype));
     std::vector<uint8_t> f8(N), bits(N);
     std::vector<float> back(N);
-    m.kernel("roundtrip")[{1}](x.data(), kiln::Tensor(f8.data(), f.dtype), back.data(), bits.data(), kiln::arg("N", N));
+    m.kernel("roundtrip")[{1}](x.data(), kiln::Tensor(f8.data(), f.dtype), back.data(), bits.data(),
+                               kiln::arg("N", N));
     for (int i = 0; i < N; ++i) {
       INFO("x = " << x[i]);
       const int want = encode(f, x[i]);
@@ -129,8 +134,8 @@ TEST_CASE("fp8: tl.dot of float8e4nv blocks accumulates in float32") {
   for (int i = 0; i < K * N; ++i)
     b[i] = static_cast<uint8_t>(encode(f, static_cast<float>((i % 5) - 2) * 0.25f));
   std::vector<float> c(M * N);
-  m.kernel("fp8_dot")[{1}](kiln::Tensor(a.data(), f.dtype), kiln::Tensor(b.data(), f.dtype), c.data(), kiln::arg("M", M),
-                           kiln::arg("N", N), kiln::arg("K", K));
+  m.kernel("fp8_dot")[{1}](kiln::Tensor(a.data(), f.dtype), kiln::Tensor(b.data(), f.dtype),
+                           c.data(), kiln::arg("M", M), kiln::arg("N", N), kiln::arg("K", K));
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       double s = 0;

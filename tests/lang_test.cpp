@@ -13,6 +13,9 @@
 
 #include <kiln/kiln.hpp>
 
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
+
 namespace {
 
 const char *const kLang = R"(import triton
@@ -131,12 +134,13 @@ def show(x_ptr, n, N: tl.constexpr):
 TEST_CASE("lang: min()/max() on tensors, and/or/not on blocks, `is not None` folding") {
   kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
   constexpr int N = 8;
-  std::vector<float> x = {-1, 2, 3, -4, 5, 0, 7, -8}, y = {1, -2, 3, 4, -5, 0, 1, -1}, bias(N, 0.5f);
+  std::vector<float> x = {-1, 2, 3, -4, 5, 0, 7, -8}, y = {1, -2, 3, 4, -5, 0, 1, -1},
+                     bias(N, 0.5f);
   std::vector<float> lo(2 * N), hi(N);
   std::vector<int32_t> both(N), either(N), neither(N);
   auto k = m.kernel("minmax_logic");
-  k[{1}](x.data(), y.data(), lo.data(), hi.data(), both.data(), either.data(), neither.data(), bias.data(),
-         kiln::arg("N", N));
+  k[{1}](x.data(), y.data(), lo.data(), hi.data(), both.data(), either.data(), neither.data(),
+         bias.data(), kiln::arg("N", N));
   for (int i = 0; i < N; ++i) {
     CHECK(lo[i] == std::min({x[i], y[i], 2.5f}));
     CHECK(hi[i] == std::max(x[i], y[i]));
@@ -146,13 +150,14 @@ TEST_CASE("lang: min()/max() on tensors, and/or/not on blocks, `is not None` fol
     CHECK(lo[N + i] == x[i] + 0.5f);
   }
   // None for bias_ptr: the branch folds away.
-  k[{1}](x.data(), y.data(), lo.data(), hi.data(), both.data(), either.data(), neither.data(), nullptr,
-         kiln::arg("N", N));
+  k[{1}](x.data(), y.data(), lo.data(), hi.data(), both.data(), either.data(), neither.data(),
+         nullptr, kiln::arg("N", N));
   for (int i = 0; i < N; ++i)
     CHECK(lo[N + i] == x[i]);
 }
 
-TEST_CASE("lang: dtype introspection, isinstance, 0-d blocks, dtype calls, pointer_type casts, tl.range options") {
+TEST_CASE("lang: dtype introspection, isinstance, 0-d blocks, dtype calls, pointer_type casts, "
+          "tl.range options") {
   kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
   constexpr int N = 8;
   std::vector<float> x(N), out(N);
@@ -215,4 +220,14 @@ TEST_CASE("lang: an early exit inside a constexpr if skips the rest of the kerne
   CHECK(out == std::vector<float>{2, 3, 0, 0});
   m.kernel("guarded")[{4}](x.data(), out.data(), 2, kiln::arg("CHECK", false));
   CHECK(out == std::vector<float>{2, 3, 4, 5});
+}
+
+TEST_CASE("lang: tl.device_print on the cuda target calls vprintf") {
+  kiln::Module m = kiln::Module::from_string(kLang, "lang.py");
+  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32), kiln::Arg(5),
+                                       kiln::arg("N", 128)};
+  const kiln::CompiledKernel k =
+      m.kernel("show").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+  CHECK(k.stages.at("ptx").find("call.uni") != std::string::npos);
+  CHECK(k.stages.at("ptx").find("vprintf") != std::string::npos);
 }

@@ -104,6 +104,29 @@ def int_bits(x_ptr, out_ptr, N: tl.constexpr):
 
 
 @triton.jit
+def extras(x_ptr, i_ptr, f_ptr, n_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    i = tl.load(i_ptr + offs)
+    f = f_ptr + offs
+    tl.store(f + 0 * N, tl.extra.libdevice.ldexp(x, i % 8))
+    tl.store(f + 1 * N, tl.extra.libdevice.normcdf(x))
+    tl.store(f + 2 * N, tl.extra.libdevice.erfcinv(x * 0.5 + 1.0))
+    tl.store(f + 3 * N, tl.extra.libdevice.erfcx(x))
+    tl.store(f + 4 * N, tl.extra.libdevice.rhypot(x, 2.0))
+    tl.store(f + 5 * N, tl.extra.libdevice.norm3d(x, 2.0, x))
+    n = n_ptr + offs
+    tl.store(n + 0 * N, tl.extra.libdevice.float2int_rn(x * 3.0))
+    tl.store(n + 1 * N, tl.extra.libdevice.float2int_rz(x * 3.0))
+    tl.store(n + 2 * N, tl.extra.libdevice.float2int_rd(x * 3.0))
+    tl.store(n + 3 * N, tl.extra.libdevice.float2int_ru(x * 3.0))
+    tl.store(n + 4 * N, tl.extra.libdevice.ffs(i))
+    tl.store(n + 5 * N, tl.extra.libdevice.mulhi(i, 123456789))
+    tl.store(n + 6 * N, tl.extra.libdevice.hadd(i, 2147483647))
+    tl.store(n + 7 * N, tl.extra.libdevice.rhadd(i, 3))
+
+
+@triton.jit
 def softmax_rows(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
     rows = tl.arange(0, R)[:, None]
     cols = tl.arange(0, C)[None, :]
@@ -146,17 +169,28 @@ TEST_CASE("math: libdevice unary functions match the C++ library on the CPU") {
   m.kernel("unary_math")[{1}](x.data(), out.data(), kiln::arg("N", N));
   using F = double (*)(double);
   const F ref[] = {
-      [](double v) { return std::tanh(v); },        [](double v) { return std::sinh(v); },
-      [](double v) { return std::cosh(v); },        [](double v) { return std::tan(v); },
-      [](double v) { return std::asin(v); },        [](double v) { return std::acos(v); },
-      [](double v) { return std::atan(v); },        [](double v) { return std::asinh(v); },
-      [](double v) { return std::acosh(v * v + 1.5); }, [](double v) { return std::atanh(v); },
-      [](double v) { return std::log1p(v); },       [](double v) { return std::expm1(v); },
-      [](double v) { return std::log10(v + 1.0); }, [](double v) { return std::pow(10.0, v); },
-      [](double v) { return std::cbrt(v); },        [](double v) { return std::erfc(v); },
-      [](double v) { return erfinv_ref(v); },       [](double v) { return std::lgamma(v + 2.0); },
-      [](double v) { return std::tgamma(v + 2.0); }, [](double v) { return 1.0 / std::sqrt(v + 1.0); },
-      [](double v) { return std::exp(v); },         [](double v) { return std::log(v + 1.0); },
+      [](double v) { return std::tanh(v); },
+      [](double v) { return std::sinh(v); },
+      [](double v) { return std::cosh(v); },
+      [](double v) { return std::tan(v); },
+      [](double v) { return std::asin(v); },
+      [](double v) { return std::acos(v); },
+      [](double v) { return std::atan(v); },
+      [](double v) { return std::asinh(v); },
+      [](double v) { return std::acosh(v * v + 1.5); },
+      [](double v) { return std::atanh(v); },
+      [](double v) { return std::log1p(v); },
+      [](double v) { return std::expm1(v); },
+      [](double v) { return std::log10(v + 1.0); },
+      [](double v) { return std::pow(10.0, v); },
+      [](double v) { return std::cbrt(v); },
+      [](double v) { return std::erfc(v); },
+      [](double v) { return erfinv_ref(v); },
+      [](double v) { return std::lgamma(v + 2.0); },
+      [](double v) { return std::tgamma(v + 2.0); },
+      [](double v) { return 1.0 / std::sqrt(v + 1.0); },
+      [](double v) { return std::exp(v); },
+      [](double v) { return std::log(v + 1.0); },
       [](double v) { return std::sin(M_PI * static_cast<float>(v * 4.0)); },
       [](double v) { return std::cos(M_PI * static_cast<float>(v * 4.0)); },
       [](double v) { return 1.0 / (1.0 + std::exp(-v)); },
@@ -164,8 +198,9 @@ TEST_CASE("math: libdevice unary functions match the C++ library on the CPU") {
   for (int f = 0; f < 25; ++f)
     for (int i = 0; i < N; ++i) {
       // x * x + 1.5 and friends round in float first, as the kernel does.
-      const double want = f == 8 ? std::acosh(static_cast<float>(static_cast<float>(x[i] * x[i]) + 1.5f))
-                                 : ref[f](x[i]);
+      const double want =
+          f == 8 ? std::acosh(static_cast<float>(static_cast<float>(x[i] * x[i]) + 1.5f))
+                 : ref[f](x[i]);
       INFO("function " << f << " at x = " << x[i]);
       CHECK(close(out[f * N + i], want, 4e-6, f == 22 || f == 23 ? 2e-6 : 1e-7));
     }
@@ -212,15 +247,15 @@ TEST_CASE("math: libdevice binary functions match the C++ library on the CPU") {
 TEST_CASE("math: rounding functions and the int32 predicates of libdevice") {
   kiln::Module m = kiln::Module::from_string(kMath, "math.py");
   constexpr int N = 16;
-  const std::vector<float> x = {2.5f, -2.5f, 0.5f, 1.5f, -0.5f, 3.7f, -3.7f, -0.0f, 0.0f, 1e9f, NAN,
-                                INFINITY, -INFINITY, 7.0f, -7.49f, 100.5f};
+  const std::vector<float> x = {2.5f, -2.5f, 0.5f, 1.5f,     -0.5f,     3.7f, -3.7f,  -0.0f,
+                                0.0f, 1e9f,  NAN,  INFINITY, -INFINITY, 7.0f, -7.49f, 100.5f};
   std::vector<float> out(6 * N);
   std::vector<int32_t> flags(5 * N);
   m.kernel("rounding")[{1}](x.data(), out.data(), flags.data(), kiln::arg("N", N));
   for (int i = 0; i < N; ++i) {
     INFO("x = " << x[i]);
-    const float want[] = {std::trunc(x[i]), std::rint(x[i]), std::nearbyint(x[i]), std::round(x[i]),
-                          std::floor(x[i]), std::ceil(x[i])};
+    const float want[] = {std::trunc(x[i]), std::rint(x[i]),  std::nearbyint(x[i]),
+                          std::round(x[i]), std::floor(x[i]), std::ceil(x[i])};
     for (int f = 0; f < 6; ++f) {
       if (std::isnan(x[i]))
         CHECK(std::isnan(out[f * N + i]));
@@ -283,11 +318,44 @@ TEST_CASE("math: tl.softmax along a row matches exp / sum") {
 
 TEST_CASE("math: libdevice functions compile for sm_90, linked from CUDA's libdevice") {
   kiln::Module m = kiln::Module::from_string(kMath, "math.py");
-  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32), kiln::Arg::mock(kiln::DType::f32),
+  const std::vector<kiln::Arg> args = {kiln::Arg::mock(kiln::DType::f32),
+                                       kiln::Arg::mock(kiln::DType::f32),
                                        kiln::Arg::mock(kiln::DType::f32), kiln::arg("N", 256)};
-  const kiln::CompiledKernel k = m.kernel("binary_math").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+  const kiln::CompiledKernel k =
+      m.kernel("binary_math").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
   const std::string &ptx = k.stages.at("ptx");
   CHECK(ptx.find(".entry binary_math") != std::string::npos);
   // libdevice is inlined: no calls to __nv_ functions are left.
   CHECK(ptx.find("__nv_") == std::string::npos);
+}
+
+TEST_CASE("math: libdevice functions built from others, and rounding-mode conversions") {
+  kiln::Module m = kiln::Module::from_string(kMath, "math.py");
+  constexpr int N = 16;
+  std::vector<float> x(N), f(6 * N);
+  std::vector<int32_t> in(N), n(8 * N);
+  for (int k = 0; k < N; ++k) {
+    x[k] = -1.7f + 0.23f * static_cast<float>(k);
+    in[k] = k == 0 ? 0 : (k * 104729) ^ (k << 20);
+  }
+  m.kernel("extras")[{1}](x.data(), in.data(), f.data(), n.data(), kiln::arg("N", N));
+  for (int k = 0; k < N; ++k) {
+    const double v = x[k];
+    INFO("x = " << v << ", i = " << in[k]);
+    CHECK(f[k] == std::ldexp(x[k], in[k] % 8));
+    CHECK(close(f[N + k], 0.5 * std::erfc(-v / std::sqrt(2.0))));
+    CHECK(close(f[2 * N + k], erfinv_ref(1.0 - static_cast<float>(v * 0.5 + 1.0)), 1e-5, 1e-6));
+    CHECK(close(f[3 * N + k], std::exp(v * v) * std::erfc(v), 1e-5));
+    CHECK(close(f[4 * N + k], 1.0 / std::hypot(v, 2.0)));
+    CHECK(close(f[5 * N + k], std::sqrt(2 * v * v + 4.0)));
+    const float t = x[k] * 3.0f;
+    CHECK(n[k] == static_cast<int32_t>(std::nearbyint(t)));
+    CHECK(n[N + k] == static_cast<int32_t>(std::trunc(t)));
+    CHECK(n[2 * N + k] == static_cast<int32_t>(std::floor(t)));
+    CHECK(n[3 * N + k] == static_cast<int32_t>(std::ceil(t)));
+    CHECK(n[4 * N + k] == __builtin_ffs(in[k]));
+    CHECK(n[5 * N + k] == static_cast<int32_t>((int64_t{in[k]} * 123456789) >> 32));
+    CHECK(n[6 * N + k] == static_cast<int32_t>((int64_t{in[k]} + 2147483647) >> 1));
+    CHECK(n[7 * N + k] == static_cast<int32_t>((int64_t{in[k]} + 3 + 1) >> 1));
+  }
 }

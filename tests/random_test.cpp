@@ -102,28 +102,33 @@ float uniform_ref64(uint64_t x) {
 
 TEST_CASE("random: the reference Philox gives Random123's known answers") {
   using A = std::array<uint32_t, 4>;
-  CHECK(philox_ref<uint32_t>({0, 0, 0, 0}, 0, 0, 10) == A{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
-  CHECK(philox_ref<uint32_t>({~0u, ~0u, ~0u, ~0u}, ~0u, ~0u, 10) == A{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd});
-  CHECK(philox_ref<uint32_t>({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822, 0x299f31d0, 10) ==
-        A{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
+  CHECK(philox_ref<uint32_t>({0, 0, 0, 0}, 0, 0, 10) ==
+        A{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8});
+  CHECK(philox_ref<uint32_t>({~0u, ~0u, ~0u, ~0u}, ~0u, ~0u, 10) ==
+        A{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd});
+  CHECK(philox_ref<uint32_t>({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0xa4093822,
+                             0x299f31d0, 10) == A{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1});
 }
 
 TEST_CASE("random: tl.philox is Philox-4x32-10 with the seed's halves as the key") {
   kiln::Module m = kiln::Module::from_string(kRandom, "random.py");
   constexpr int N = 4;
-  std::vector<uint32_t> c = {0, 0, 0, 0, ~0u, ~0u, ~0u, ~0u, 0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344,
-                             1, 2, 3, 4};
+  std::vector<uint32_t> c = {0,          0,          0,          0,          ~0u, ~0u, ~0u, ~0u,
+                             0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344, 1,   2,   3,   4};
   const uint64_t seeds[] = {0, 0xffffffffffffffffull, 0x299f31d0a4093822ull};
   std::vector<uint32_t> out(4 * N);
-  m.kernel("philox_kernel")[{1}](c.data(), out.data(), static_cast<int64_t>(seeds[2]), kiln::arg("N", N));
+  m.kernel("philox_kernel")[{1}](c.data(), out.data(), static_cast<int64_t>(seeds[2]),
+                                 kiln::arg("N", N));
   const std::array<uint32_t, 4> kat = {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1};
   for (int j = 0; j < 4; ++j)
     CHECK(out[2 * 4 + j] == kat[j]);
   for (uint64_t seed : seeds) {
-    m.kernel("philox_kernel")[{1}](c.data(), out.data(), static_cast<int64_t>(seed), kiln::arg("N", N));
+    m.kernel("philox_kernel")[{1}](c.data(), out.data(), static_cast<int64_t>(seed),
+                                   kiln::arg("N", N));
     for (int i = 0; i < N; ++i) {
-      const auto want = philox_ref<uint32_t>({c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]},
-                                             static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 10);
+      const auto want =
+          philox_ref<uint32_t>({c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3]},
+                               static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32), 10);
       for (int j = 0; j < 4; ++j)
         CHECK(out[4 * i + j] == want[j]);
     }
@@ -136,7 +141,8 @@ TEST_CASE("random: randint, randint4x(n_rounds=7), rand and randn per offset") {
   std::vector<uint32_t> ints(N * P), four(4 * N * P);
   std::vector<float> uni(N * P), norm(N * P);
   const int32_t seed = 1234;
-  m.kernel("random_kernel")[{P}](ints.data(), four.data(), uni.data(), norm.data(), seed, kiln::arg("N", N));
+  m.kernel("random_kernel")[{P}](ints.data(), four.data(), uni.data(), norm.data(), seed,
+                                 kiln::arg("N", N));
   double mean = 0;
   for (uint32_t off = 0; off < N * P; ++off) {
     INFO("offset " << off);
@@ -182,7 +188,7 @@ TEST_CASE("random: the dropout tutorial kernel keeps what tl.rand says, scaled")
   const float p = 0.5f;
   const int32_t seed = 42;
   m.kernel("dropout_kernel")[{(n + BLOCK - 1) / BLOCK}](x.data(), out.data(), n, p, seed,
-                                                          kiln::arg("BLOCK_SIZE", BLOCK));
+                                                        kiln::arg("BLOCK_SIZE", BLOCK));
   int kept = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const float r = uniform_ref(philox_ref<uint32_t>({i, 0, 0, 0}, 42, 0, 10)[0]);

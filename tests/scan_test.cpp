@@ -12,6 +12,9 @@
 
 #include <kiln/kiln.hpp>
 
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
+
 namespace {
 
 const char *const kScan = R"(import triton
@@ -106,8 +109,8 @@ TEST_CASE("scan: tl.reduce with a combine_fn, over one block, a tuple, and axis=
     x[i] = (i * 37) % 23 - 11;
   x[2 * C + 5] = 40; // a tie in row 2: the first index wins
   x[2 * C + 9] = 40;
-  m.kernel("reduce_rows")[{1}](x.data(), sums.data(), maxs.data(), args.data(), total.data(), kiln::arg("R", R),
-                               kiln::arg("C", C));
+  m.kernel("reduce_rows")[{1}](x.data(), sums.data(), maxs.data(), args.data(), total.data(),
+                               kiln::arg("R", R), kiln::arg("C", C));
   for (int r = 0; r < R; ++r) {
     const auto row = x.begin() + r * C;
     CHECK(sums[r] == std::accumulate(row, row + C, 0));
@@ -124,7 +127,8 @@ TEST_CASE("scan: tl.reduce with a combine_fn, over one block, a tuple, and axis=
   }
 }
 
-TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence; cumsum/cumprod reverse") {
+TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence; cumsum/cumprod "
+          "reverse") {
   kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
   constexpr int N = 32;
   std::vector<float> x(N), a(N), fwd(N), rev(N), rec(N), cs(N), cp(N);
@@ -132,8 +136,8 @@ TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrenc
     x[i] = static_cast<float>(i % 5) - 1.5f;
     a[i] = 0.5f + 0.03125f * static_cast<float>(i % 4);
   }
-  m.kernel("scans")[{1}](x.data(), a.data(), fwd.data(), rev.data(), rec.data(), cs.data(), cp.data(),
-                         kiln::arg("N", N));
+  m.kernel("scans")[{1}](x.data(), a.data(), fwd.data(), rev.data(), rec.data(), cs.data(),
+                         cp.data(), kiln::arg("N", N));
   double h = 0, run = 0;
   for (int i = 0; i < N; ++i) {
     run += x[i];
@@ -157,7 +161,8 @@ TEST_CASE("scan: tl.sort ascending and descending along the last dim, tl.flip") 
   std::vector<float> x(R * C), asc(R * C), desc(R * C), flip(R * C);
   for (int i = 0; i < R * C; ++i)
     x[i] = std::sin(static_cast<float>(i) * 1.7f) * 100.0f;
-  m.kernel("sort_flip")[{1}](x.data(), asc.data(), desc.data(), flip.data(), kiln::arg("R", R), kiln::arg("C", C));
+  m.kernel("sort_flip")[{1}](x.data(), asc.data(), desc.data(), flip.data(), kiln::arg("R", R),
+                             kiln::arg("C", C));
   for (int r = 0; r < R; ++r) {
     std::vector<float> row(x.begin() + r * C, x.begin() + (r + 1) * C);
     std::vector<float> want = row;
@@ -179,8 +184,8 @@ TEST_CASE("scan: tl.gather, tl.histogram with a mask, tl.interleave") {
     x[i] = 10.0f * static_cast<float>(i);
     idx[i] = (i * 5 + 3) % BINS;
   }
-  m.kernel("gather_hist")[{1}](x.data(), idx.data(), g.data(), h.data(), il.data(), kiln::arg("N", N),
-                               kiln::arg("BINS", BINS));
+  m.kernel("gather_hist")[{1}](x.data(), idx.data(), g.data(), h.data(), il.data(),
+                               kiln::arg("N", N), kiln::arg("BINS", BINS));
   std::vector<int32_t> want(BINS, 0);
   for (int i = 0; i < N; ++i) {
     CHECK(g[i] == x[idx[i]]);
@@ -199,7 +204,8 @@ TEST_CASE("scan: tl.cat, tl.topk and tl.swizzle2d") {
   for (int i = 0; i < N; ++i)
     x[i] = static_cast<float>((i * 7) % 16) - 3.5f;
   std::vector<int32_t> sw(2 * 30);
-  m.kernel("cat_topk_swizzle")[{30}](x.data(), cat.data(), top.data(), sw.data(), kiln::arg("N", N), kiln::arg("K", K));
+  m.kernel("cat_topk_swizzle")[{30}](x.data(), cat.data(), top.data(), sw.data(), kiln::arg("N", N),
+                                     kiln::arg("K", K));
   for (int i = 0; i < N; ++i) {
     CHECK(cat[i] == x[i]);
     CHECK(cat[N + i] == -x[i]);
@@ -215,4 +221,14 @@ TEST_CASE("scan: tl.cat, tl.topk and tl.swizzle2d") {
     CHECK(sw[2 * pid] == off_i + in_group % rows);
     CHECK(sw[2 * pid + 1] == in_group / rows);
   }
+}
+
+TEST_CASE("scan: on the cuda target, a sort of a loaded block goes through shared memory") {
+  // lang refused this on the GPU; main's layouts gather through shared memory.
+  kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
+  const kiln::Arg p = kiln::Arg::mock(kiln::DType::f32);
+  const std::vector<kiln::Arg> args = {p, p, p, p, kiln::arg("R", 2), kiln::arg("C", 64)};
+  const kiln::CompiledKernel k =
+      m.kernel("sort_flip").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
+  CHECK(k.stages.at("ptx").find(".shared") != std::string::npos);
 }

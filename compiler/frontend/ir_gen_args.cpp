@@ -25,7 +25,8 @@ Operand operand_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const cha
   return g.to_operand(v, (std::string(fn) + "'s " + name).c_str());
 }
 
-int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none, bool *is_none) {
+int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none,
+             bool *is_none) {
   const Val *v = a.find(i, "axis");
   if (!v || v->is_none()) {
     if (!allow_none)
@@ -37,8 +38,8 @@ int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool all
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank)
-    g.fail(std::string(fn) + "'s axis " + std::to_string(axis) + " is out of range for a block of rank " +
-           std::to_string(rank));
+    g.fail(std::string(fn) + "'s axis " + std::to_string(axis) +
+           " is out of range for a block of rank " + std::to_string(rank));
   *is_none = false;
   return static_cast<int>(axis);
 }
@@ -55,10 +56,12 @@ bool bool_kwarg(IrGen &g, CallArgs &a, size_t i, const char *name, bool dflt) {
 ir::Value *constant_of(IrGen &g, const Val &v, const Type &t, const char *what) {
   if (v.is_const() && v.c.is_number()) {
     Type e = t.element();
-    ir::Value *c = e.is_float() ? g.builder().constant_float(e, v.c.as_double())
-                                : g.builder().constant_int(e, v.c.kind == ConstValue::Kind::Float
-                                                                  ? static_cast<int64_t>(v.c.f)
-                                                                  : v.c.kind == ConstValue::Kind::Bool ? v.c.b : v.c.i);
+    ir::Value *c = e.is_float()
+                       ? g.builder().constant_float(e, v.c.as_double())
+                       : g.builder().constant_int(e, v.c.kind == ConstValue::Kind::Float
+                                                         ? static_cast<int64_t>(v.c.f)
+                                                     : v.c.kind == ConstValue::Kind::Bool ? v.c.b
+                                                                                          : v.c.i);
     return g.sem().broadcast_to(c, t);
   }
   ir::Value *x = g.to_tensor(v, what);

@@ -22,7 +22,8 @@ const Val *optional_arg(CallArgs &a, size_t i, const char *name);
 ir::Value *tensor_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn);
 Operand operand_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const char *fn);
 /// The `axis` argument normalized into [0, rank); `*is_none` when absent or None (if allowed).
-int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none, bool *is_none);
+int axis_arg(IrGen &g, CallArgs &a, size_t i, const char *fn, int rank, bool allow_none,
+             bool *is_none);
 bool bool_kwarg(IrGen &g, CallArgs &a, size_t i, const char *name, bool dflt);
 /// A (scalar or splatted) constant of `t` from a Python number, or `v` converted to `t`.
 ir::Value *constant_of(IrGen &g, const Val &v, const ir::Type &t, const char *what);
@@ -38,7 +39,9 @@ int64_t const_int_arg(IrGen &g, CallArgs &a, size_t i, const char *name, const c
 Val call_builtin_with(IrGen &g, const char *name, std::vector<Val> pos,
                       std::vector<std::pair<std::string, Val>> kw = {});
 /// A Python float constant.
-inline Val py_number(double v) { return Val::constant(ConstValue::of_float(v)); }
+inline Val py_number(double v) {
+  return Val::constant(ConstValue::of_float(v));
+}
 
 /// Gather (ir_gen_scan.cpp): element i of `index`'s shape reads `src` at
 /// i with i[axis] = index[i].
@@ -49,10 +52,10 @@ ir::Value *axis_index(IrGen &g, const ir::Type &shape, int axis);
 ir::Value *flip_along(IrGen &g, ir::Value *x, int axis);
 
 /// The builtins of the other files, merged into the one table.
-const HandlerTable &math_handlers();   // ir_gen_math.cpp
-const HandlerTable &random_handlers(); // ir_gen_random.cpp
-const HandlerTable &scan_handlers();   // ir_gen_scan.cpp
-const HandlerTable &lang_handlers();   // ir_gen_lang.cpp
+const HandlerTable &math_handlers();      // ir_gen_math.cpp
+const HandlerTable &random_handlers();    // ir_gen_random.cpp
+const HandlerTable &scan_handlers();      // ir_gen_scan.cpp
+const HandlerTable &lang_handlers();      // ir_gen_lang.cpp
 const HandlerTable &block_ptr_handlers(); // ir_gen_block_ptr.cpp
 
 /// Block pointers and tensor descriptors (ir_gen_block_ptr.cpp).

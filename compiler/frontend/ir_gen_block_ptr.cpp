@@ -41,7 +41,8 @@ std::vector<Val> elems_of(IrGen &g, const Val &v, const std::string &what) {
 Val scalars(IrGen &g, const Val &v, size_t rank, DType t, const std::string &what) {
   std::vector<Val> e = elems_of(g, v, what);
   if (e.size() != rank)
-    g.fail(what + " has " + std::to_string(e.size()) + " elements for a block of rank " + std::to_string(rank));
+    g.fail(what + " has " + std::to_string(e.size()) + " elements for a block of rank " +
+           std::to_string(rank));
   for (Val &x : e) {
     ir::Value *s = g.to_tensor(x, what.c_str());
     if (s->type.is_block() || !s->type.is_int())
@@ -75,7 +76,8 @@ Val tagged(std::vector<Val> fields, const char *tag) {
 Val tl_make_block_ptr(IrGen &g, CallArgs &a) {
   const char *fn = "tl.make_block_ptr";
   ir::Value *base = base_pointer(g, required(g, a, 0, "base", fn), fn);
-  const Val block = const_ints(g, required(g, a, 4, "block_shape", fn), "tl.make_block_ptr's block_shape");
+  const Val block =
+      const_ints(g, required(g, a, 4, "block_shape", fn), "tl.make_block_ptr's block_shape");
   const size_t rank = block.elems.size();
   std::vector<int64_t> dims;
   for (const Val &d : block.elems)
@@ -83,12 +85,17 @@ Val tl_make_block_ptr(IrGen &g, CallArgs &a) {
   g.const_shape(block, "tl.make_block_ptr's block_shape"); // powers of two, at most 3 dims
   const Val order = const_ints(g, required(g, a, 5, "order", fn), "tl.make_block_ptr's order");
   if (order.elems.size() != rank)
-    g.fail("tl.make_block_ptr's order must list each of the " + std::to_string(rank) + " dims once");
-  return tagged({Val::tensor(base), scalars(g, required(g, a, 1, "shape", fn), rank, DType::i64, "tl.make_block_ptr's shape"),
-                 scalars(g, required(g, a, 2, "strides", fn), rank, DType::i64, "tl.make_block_ptr's strides"),
-                 scalars(g, required(g, a, 3, "offsets", fn), rank, DType::i32, "tl.make_block_ptr's offsets"), block,
-                 order},
-                kBlockPtr);
+    g.fail("tl.make_block_ptr's order must list each of the " + std::to_string(rank) +
+           " dims once");
+  return tagged(
+      {Val::tensor(base),
+       scalars(g, required(g, a, 1, "shape", fn), rank, DType::i64, "tl.make_block_ptr's shape"),
+       scalars(g, required(g, a, 2, "strides", fn), rank, DType::i64,
+               "tl.make_block_ptr's strides"),
+       scalars(g, required(g, a, 3, "offsets", fn), rank, DType::i32,
+               "tl.make_block_ptr's offsets"),
+       block, order},
+      kBlockPtr);
 }
 
 // tl.advance(base, offsets): the same block pointer moved by `offsets`.
@@ -97,8 +104,8 @@ Val tl_advance(IrGen &g, CallArgs &a) {
   if (bp.kind != Val::Kind::Tuple || bp.name != kBlockPtr)
     g.fail("tl.advance needs a block pointer made by tl.make_block_ptr");
   Val &offs = bp.elems[kOffsets];
-  const Val delta = scalars(g, required(g, a, 1, "offsets", "tl.advance"), offs.elems.size(), DType::i32,
-                            "tl.advance's offsets");
+  const Val delta = scalars(g, required(g, a, 1, "offsets", "tl.advance"), offs.elems.size(),
+                            DType::i32, "tl.advance's offsets");
   for (size_t d = 0; d < offs.elems.size(); ++d)
     offs.elems[d] = Val::tensor(g.sem().binary(Op::Add, {offs.elems[d].v}, {delta.elems[d].v}));
   return bp;
@@ -106,8 +113,10 @@ Val tl_advance(IrGen &g, CallArgs &a) {
 
 /// The addresses of a block at `offsets` and the mask of its elements in
 /// bounds along `checked` dims (null when none is checked).
-std::pair<ir::Value *, ir::Value *> block_access(IrGen &g, ir::Value *base, const Val &shape, const Val &strides,
-                                                  const Val &offsets, const Val &block, const std::vector<bool> &checked) {
+std::pair<ir::Value *, ir::Value *> block_access(IrGen &g, ir::Value *base, const Val &shape,
+                                                 const Val &strides, const Val &offsets,
+                                                 const Val &block,
+                                                 const std::vector<bool> &checked) {
   const int rank = static_cast<int>(block.elems.size());
   std::vector<int64_t> dims;
   for (const Val &d : block.elems)
@@ -116,7 +125,9 @@ std::pair<ir::Value *, ir::Value *> block_access(IrGen &g, ir::Value *base, cons
   ir::Value *offset = nullptr, *mask = nullptr;
   for (int d = 0; d < rank; ++d) {
     // The index along d, shaped to broadcast over the other dims.
-    Val ar = call_builtin_with(g, "tl.arange", {Val::constant(ConstValue::of_int(0)), Val::constant(ConstValue::of_int(dims[d]))});
+    Val ar = call_builtin_with(
+        g, "tl.arange",
+        {Val::constant(ConstValue::of_int(0)), Val::constant(ConstValue::of_int(dims[d]))});
     ir::Value *idx = g.sem().binary(Op::Add, {offsets.elems[d].v}, {ar.v});
     idx = g.sem().cast(idx, Type::scalar(DType::i64));
     for (int e = 0; e < d; ++e)
@@ -133,7 +144,8 @@ std::pair<ir::Value *, ir::Value *> block_access(IrGen &g, ir::Value *base, cons
     }
   }
   offset = g.sem().broadcast_to(offset, full);
-  ir::Value *ptrs = g.sem().binary(Op::Add, {g.sem().broadcast_to(base, full.with_element(base->type))}, {offset});
+  ir::Value *ptrs = g.sem().binary(
+      Op::Add, {g.sem().broadcast_to(base, full.with_element(base->type))}, {offset});
   if (mask)
     mask = g.sem().broadcast_to(mask, full.with_element(Type::scalar(DType::i1)));
   return {ptrs, mask};
@@ -146,7 +158,8 @@ std::vector<bool> boundary_dims(IrGen &g, const Val *bc, size_t rank) {
   for (const Val &d : elems_of(g, *bc, "boundary_check")) {
     const int64_t i = g.const_int(d, "a boundary_check dim");
     if (i < 0 || i >= static_cast<int64_t>(rank))
-      g.fail("boundary_check dim " + std::to_string(i) + " is out of range for a block of rank " + std::to_string(rank));
+      g.fail("boundary_check dim " + std::to_string(i) + " is out of range for a block of rank " +
+             std::to_string(rank));
     checked[i] = true;
   }
   return checked;
@@ -154,7 +167,8 @@ std::vector<bool> boundary_dims(IrGen &g, const Val *bc, size_t rank) {
 
 /// The `other` of a padded load: zero, or NaN for padding_option="nan".
 Val padding(IrGen &g, const Val *opt, const Type &elem) {
-  std::string p = opt && opt->is_const() && opt->c.kind == ConstValue::Kind::Str ? opt->c.s : "zero";
+  std::string p =
+      opt && opt->is_const() && opt->c.kind == ConstValue::Kind::Str ? opt->c.s : "zero";
   if (p == "" || p == "zero")
     return Val::constant(ConstValue::of_int(0));
   if (p == "nan") {
@@ -174,7 +188,8 @@ Val masked_load(IrGen &g, ir::Value *ptrs, ir::Value *mask, const Val &other) {
 Val masked_store(IrGen &g, ir::Value *ptrs, ir::Value *mask, const Val &value) {
   ir::Value *v = g.to_tensor(value, "the stored value");
   if (v->type.is_block() && !v->type.same_shape(ptrs->type))
-    g.fail("the stored block " + v->type.str() + " does not have the block shape " + ptrs->type.str());
+    g.fail("the stored block " + v->type.str() + " does not have the block shape " +
+           ptrs->type.str());
   if (!mask)
     return call_builtin_with(g, "tl.store", {Val::tensor(ptrs), value});
   return call_builtin_with(g, "tl.store", {Val::tensor(ptrs), value, Val::tensor(mask)});
@@ -184,14 +199,17 @@ Val masked_store(IrGen &g, ir::Value *ptrs, ir::Value *mask, const Val &value) {
 Val tl_make_tensor_descriptor(IrGen &g, CallArgs &a) {
   const char *fn = "tl.make_tensor_descriptor";
   ir::Value *base = base_pointer(g, required(g, a, 0, "base", fn), fn);
-  const Val block = const_ints(g, required(g, a, 3, "block_shape", fn), "tl.make_tensor_descriptor's block_shape");
+  const Val block = const_ints(g, required(g, a, 3, "block_shape", fn),
+                               "tl.make_tensor_descriptor's block_shape");
   g.const_shape(block, "tl.make_tensor_descriptor's block_shape");
   if (const Val *p = optional_arg(a, 4, "padding_option"))
     padding(g, p, Type::scalar(base->type.elem));
   const size_t rank = block.elems.size();
   return tagged({Val::tensor(base),
-                 scalars(g, required(g, a, 1, "shape", fn), rank, DType::i64, "tl.make_tensor_descriptor's shape"),
-                 scalars(g, required(g, a, 2, "strides", fn), rank, DType::i64, "tl.make_tensor_descriptor's strides"),
+                 scalars(g, required(g, a, 1, "shape", fn), rank, DType::i64,
+                         "tl.make_tensor_descriptor's shape"),
+                 scalars(g, required(g, a, 2, "strides", fn), rank, DType::i64,
+                         "tl.make_tensor_descriptor's strides"),
                  block},
                 kDescriptor);
 }
@@ -199,15 +217,17 @@ Val tl_make_tensor_descriptor(IrGen &g, CallArgs &a) {
 const Val &descriptor_arg(IrGen &g, CallArgs &a, const char *fn) {
   const Val &d = required(g, a, 0, "desc", fn);
   if (d.kind != Val::Kind::Tuple || d.name != kDescriptor)
-    g.fail(std::string(fn) + " needs a tensor descriptor made by tl.make_tensor_descriptor (descriptors passed "
-                             "in as kernel arguments are not supported by kiln yet)");
+    g.fail(std::string(fn) +
+           " needs a tensor descriptor made by tl.make_tensor_descriptor (descriptors passed "
+           "in as kernel arguments are not supported by kiln yet)");
   return d;
 }
 
 std::pair<ir::Value *, ir::Value *> descriptor_access(IrGen &g, CallArgs &a, const char *fn) {
   const Val &d = descriptor_arg(g, a, fn);
   const size_t rank = d.elems[kDescBlockShape].elems.size();
-  const Val offs = scalars(g, required(g, a, 1, "offsets", fn), rank, DType::i32, std::string(fn) + "'s offsets");
+  const Val offs = scalars(g, required(g, a, 1, "offsets", fn), rank, DType::i32,
+                           std::string(fn) + "'s offsets");
   // A descriptor always checks every dim: out-of-bounds reads give zero, writes are dropped.
   return block_access(g, d.elems[kDescBase].v, d.elems[kDescShape], d.elems[kDescStrides], offs,
                       d.elems[kDescBlockShape], std::vector<bool>(rank, true));
@@ -225,16 +245,22 @@ Val tl_store_tensor_descriptor(IrGen &g, CallArgs &a) {
 
 } // namespace
 
-bool is_block_ptr(const Val &v) { return v.kind == Val::Kind::Tuple && v.name == kBlockPtr; }
+bool is_block_ptr(const Val &v) {
+  return v.kind == Val::Kind::Tuple && v.name == kBlockPtr;
+}
 
 Val load_block_ptr(IrGen &g, CallArgs &a) {
   const Val &bp = a.pos[0];
   if (optional_arg(a, 1, "mask") || optional_arg(a, 2, "other"))
-    g.fail("tl.load of a block pointer takes no mask or other; use boundary_check and padding_option");
+    g.fail(
+        "tl.load of a block pointer takes no mask or other; use boundary_check and padding_option");
   const size_t rank = bp.elems[kBlockShape].elems.size();
-  auto [ptrs, mask] = block_access(g, bp.elems[kBase].v, bp.elems[kShape], bp.elems[kStrides], bp.elems[kOffsets],
-                                   bp.elems[kBlockShape], boundary_dims(g, optional_arg(a, 3, "boundary_check"), rank));
-  return masked_load(g, ptrs, mask, padding(g, optional_arg(a, 4, "padding_option"), Type::scalar(ptrs->type.elem)));
+  auto [ptrs, mask] = block_access(g, bp.elems[kBase].v, bp.elems[kShape], bp.elems[kStrides],
+                                   bp.elems[kOffsets], bp.elems[kBlockShape],
+                                   boundary_dims(g, optional_arg(a, 3, "boundary_check"), rank));
+  return masked_load(
+      g, ptrs, mask,
+      padding(g, optional_arg(a, 4, "padding_option"), Type::scalar(ptrs->type.elem)));
 }
 
 Val store_block_ptr(IrGen &g, CallArgs &a) {
@@ -242,27 +268,24 @@ Val store_block_ptr(IrGen &g, CallArgs &a) {
   if (optional_arg(a, 2, "mask"))
     g.fail("tl.store to a block pointer takes no mask; use boundary_check");
   const size_t rank = bp.elems[kBlockShape].elems.size();
-  auto [ptrs, mask] = block_access(g, bp.elems[kBase].v, bp.elems[kShape], bp.elems[kStrides], bp.elems[kOffsets],
-                                   bp.elems[kBlockShape], boundary_dims(g, optional_arg(a, 3, "boundary_check"), rank));
+  auto [ptrs, mask] = block_access(g, bp.elems[kBase].v, bp.elems[kShape], bp.elems[kStrides],
+                                   bp.elems[kOffsets], bp.elems[kBlockShape],
+                                   boundary_dims(g, optional_arg(a, 3, "boundary_check"), rank));
   return masked_store(g, ptrs, mask, required(g, a, 1, "value", "tl.store"));
 }
 
 Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr) {
   if (base.name == kDescriptor) {
-    if (attr == "load" || attr == "store") {
-      Val m;
-      m.kind = Val::Kind::Method;
-      m.name = attr == "load" ? "tl.load_tensor_descriptor" : "tl.store_tensor_descriptor";
-      m.elems = {base};
-      return m;
-    }
+    if (attr == "load" || attr == "store")
+      return Val::method(
+          attr == "load" ? "tl.load_tensor_descriptor" : "tl.store_tensor_descriptor", base);
     if (attr == "block_shape")
       return base.elems[kDescBlockShape];
     if (attr == "dtype")
       return Val::dtype(Type::scalar(base.elems[kDescBase].v->type.elem));
   }
-  g.fail("a " + std::string(base.name == kDescriptor ? "tensor descriptor" : "block pointer") + " has no attribute '" +
-         attr + "' in kiln");
+  g.fail("a " + std::string(base.name == kDescriptor ? "tensor descriptor" : "block pointer") +
+         " has no attribute '" + attr + "' in kiln");
 }
 
 const HandlerTable &block_ptr_handlers() {

@@ -1004,6 +1004,7 @@ Val IrGen::call_builtin(const std::string &name, CallArgs &args) {
     fail(shown + " is not supported by kiln yet; express it with the tl.* builtins kiln supports");
   }
   check_signature(*this, name, args);
+  args.callee = name;
   return it->second(*this, args);
 }
 

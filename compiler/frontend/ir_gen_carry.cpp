@@ -44,7 +44,8 @@ bool same_structure(const Val &a, const Val &b) {
 
 } // namespace
 
-IrGen::CarriedVars IrGen::collect_carried(const std::vector<std::string> &names, const std::string &skip) {
+IrGen::CarriedVars IrGen::collect_carried(const std::vector<std::string> &names,
+                                          const std::string &skip) {
   CarriedVars c;
   for (const std::string &name : names) {
     if (name == skip)

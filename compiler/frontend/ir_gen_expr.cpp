@@ -373,11 +373,7 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
     }
     if (attr == "T")
       return Val::tensor(sem().trans(base.v, {1, 0}));
-    Val m;
-    m.kind = Val::Kind::Method;
-    m.name = attr;
-    m.elems = {base};
-    return m;
+    return Val::method(attr, base);
   }
   case Val::Kind::DType: return dtype_attribute(base, attr, loc);
   case Val::Kind::Const:

@@ -59,6 +59,15 @@ struct Val {
     r.elems = std::move(e);
     return r;
   }
+  /// `receiver.name` bound for a call: a tensor method ("sum"), or a named
+  /// builtin ("dtype.is_fp16", "tl.load_tensor_descriptor").
+  static Val method(std::string n, Val receiver) {
+    Val r;
+    r.kind = Kind::Method;
+    r.name = std::move(n);
+    r.elems = {std::move(receiver)};
+    return r;
+  }
   static Val builtin(std::string n) {
     Val r;
     r.kind = Kind::Builtin;
@@ -80,6 +89,8 @@ struct CallArgs {
   std::vector<Val> pos;
   std::vector<std::pair<std::string, Val>> kw;
   const Expr *expr = nullptr;
+  /// The builtin called ("libdevice.float2int_rn"), for handlers that serve a family of names.
+  std::string callee;
 
   /// The argument at `index` or named `name`; `fallback` when absent (null: required).
   const Val *find(size_t index, const char *name) const;

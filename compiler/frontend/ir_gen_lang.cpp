@@ -18,10 +18,14 @@ std::string triton_name(const Type &t) {
   if (t.pointer)
     return "pointer<" + triton_name(Type::scalar(t.elem)) + ">";
   switch (t.elem) {
-  case DType::f16: return "fp16";
-  case DType::bf16: return "bf16";
-  case DType::f32: return "fp32";
-  case DType::f64: return "fp64";
+  case DType::f16:
+    return "fp16";
+  case DType::bf16:
+    return "bf16";
+  case DType::f32:
+    return "fp32";
+  case DType::f64:
+    return "fp64";
   default:
     if (is_fp8(t.elem))
       return std::string(dtype_name(t.elem));
@@ -37,7 +41,9 @@ Type receiver(IrGen &g, CallArgs &a) {
   return a.pos[0].type;
 }
 
-Val yes(bool b) { return Val::constant(ConstValue::of_bool(b)); }
+Val yes(bool b) {
+  return Val::constant(ConstValue::of_bool(b));
+}
 
 template <DType D> Val is_exactly(IrGen &g, CallArgs &a) {
   const Type t = receiver(g, a);
@@ -64,7 +70,9 @@ Val is_ptr(IrGen &g, CallArgs &a) {
   const Type t = receiver(g, a);
   return yes(!t.is_block() && t.pointer);
 }
-Val is_block(IrGen &g, CallArgs &a) { return yes(receiver(g, a).is_block()); }
+Val is_block(IrGen &g, CallArgs &a) {
+  return yes(receiver(g, a).is_block());
+}
 Val is_false(IrGen &g, CallArgs &a) {
   receiver(g, a);
   return yes(false); // void, const pointers: none in kiln
@@ -108,19 +116,23 @@ bool instance_of(IrGen &g, const Val &x, const Val &cls) {
     return num && k == ConstValue::Kind::Bool;
   if (n == "py.str")
     return num && k == ConstValue::Kind::Str;
-  g.fail("isinstance with " + (n.rfind("py.", 0) == 0 ? n.substr(3) : n) + " is not supported by kiln yet");
+  g.fail("isinstance with " + (n.rfind("py.", 0) == 0 ? n.substr(3) : n) +
+         " is not supported by kiln yet");
 }
 
 Val py_isinstance(IrGen &g, CallArgs &a) {
-  return yes(instance_of(g, required(g, a, 0, "obj", "isinstance"), required(g, a, 1, "class_or_tuple", "isinstance")));
+  return yes(instance_of(g, required(g, a, 0, "obj", "isinstance"),
+                         required(g, a, 1, "class_or_tuple", "isinstance")));
 }
 
 // tl.pointer_type(element_ty, address_space=1, const=False)
 Val tl_pointer_type(IrGen &g, CallArgs &a) {
-  const Type e = g.const_dtype(required(g, a, 0, "element_ty", "tl.pointer_type"), "tl.pointer_type's element_ty");
+  const Type e = g.const_dtype(required(g, a, 0, "element_ty", "tl.pointer_type"),
+                               "tl.pointer_type's element_ty");
   if (e.pointer)
     g.fail("pointers to pointers are not supported by kiln yet");
-  if (const Val *as = optional_arg(a, 1, "address_space"); as && g.const_int(*as, "the address space") != 1)
+  if (const Val *as = optional_arg(a, 1, "address_space");
+      as && g.const_int(*as, "the address space") != 1)
     g.fail("tl.pointer_type supports global memory (address_space=1) only");
   return Val::dtype(Type::ptr(e.elem));
 }
@@ -139,7 +151,9 @@ Val tl_assume(IrGen &g, CallArgs &a) {
   return Val::constant(ConstValue::none());
 }
 
-Val tl_to_tensor(IrGen &g, CallArgs &a) { return Val::tensor(tensor_arg(g, a, 0, "x", "tl.to_tensor")); }
+Val tl_to_tensor(IrGen &g, CallArgs &a) {
+  return Val::tensor(tensor_arg(g, a, 0, "x", "tl.to_tensor"));
+}
 
 // tl.device_print(prefix, *args, hex=False): a line per element at run time.
 Val tl_device_print(IrGen &g, CallArgs &a) {
@@ -179,7 +193,8 @@ Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
     return Val::constant(ConstValue::of_int(ir::bit_width(elem)));
   }
   if (attr == "itemsize")
-    return Val::constant(ConstValue::of_int(elem.pointer ? 8 : static_cast<int64_t>(dtype_size(elem.elem))));
+    return Val::constant(
+        ConstValue::of_int(elem.pointer ? 8 : static_cast<int64_t>(dtype_size(elem.elem))));
   if (attr == "fp_mantissa_width") {
     if (!elem.is_float())
       fail(loc, "fp_mantissa_width is only defined for floating-point dtypes, not " + elem.str());
@@ -193,13 +208,8 @@ Val IrGen::dtype_attribute(const Val &base, const std::string &attr, Loc loc) {
       dims.push_back(Val::constant(ConstValue::of_int(t.shape[d])));
     return Val::tuple(std::move(dims));
   }
-  if (attr.rfind("is_", 0) == 0 || attr == "to_int_type") {
-    Val m;
-    m.kind = Val::Kind::Method;
-    m.name = "dtype." + attr;
-    m.elems = {base};
-    return m;
-  }
+  if (attr.rfind("is_", 0) == 0)
+    return Val::method("dtype." + attr, base);
   fail(loc, "dtype has no attribute '" + attr + "'");
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "compiler/frontend/ir_gen_args.hpp"
+#include "compiler/frontend/libdevice_names.hpp"
 #include "compiler/ir/math_fn.hpp"
 
 namespace kiln::frontend {
@@ -31,8 +32,8 @@ Val math_call(IrGen &g, CallArgs &a, MathFn fn) {
   const ir::MathFnInfo &info = ir::math_fn_info(fn);
   const std::string name = std::string("tl.") + info.name;
   if (a.pos.size() > static_cast<size_t>(info.arity))
-    g.fail(name + " takes " + std::to_string(info.arity) + " argument" + (info.arity == 1 ? "" : "s") + " but " +
-           std::to_string(a.pos.size()) + " were given");
+    g.fail(name + " takes " + std::to_string(info.arity) + " argument" +
+           (info.arity == 1 ? "" : "s") + " but " + std::to_string(a.pos.size()) + " were given");
   std::vector<Operand> ops;
   for (int i = 0; i < info.arity; ++i)
     ops.push_back(math_arg(g, a, i, name));
@@ -40,7 +41,8 @@ Val math_call(IrGen &g, CallArgs &a, MathFn fn) {
   if (info.arity == 2)
     t = g.sem().computation_type(ops[0], ops[1], false);
   if (info.domain == ir::MathDomain::Float && !t.is_float())
-    g.fail(name + " needs floating-point operands, not " + t.str() + "; convert with .to(tl.float32)");
+    g.fail(name + " needs floating-point operands, not " + t.str() +
+           "; convert with .to(tl.float32)");
   if (info.domain == ir::MathDomain::Int && (!t.is_int() || t.is_bool()))
     g.fail(name + " needs integer operands, not " + t.str());
   std::vector<ir::Value *> vals;
@@ -50,10 +52,13 @@ Val math_call(IrGen &g, CallArgs &a, MathFn fn) {
   for (const Operand &o : ops)
     vals.push_back(g.sem().broadcast_to(g.sem().cast(o.value, t), shape));
   const Type rt = info.result == ir::MathResult::Int32 ? Type::scalar(DType::i32) : t;
-  return Val::tensor(g.sem().elementwise(OpKind::Math, static_cast<uint8_t>(fn), vals, shape.with_element(rt)));
+  return Val::tensor(
+      g.sem().elementwise(OpKind::Math, static_cast<uint8_t>(fn), vals, shape.with_element(rt)));
 }
 
-template <int I> Val math_handler(IrGen &g, CallArgs &a) { return math_call(g, a, static_cast<MathFn>(I)); }
+template <int I> Val math_handler(IrGen &g, CallArgs &a) {
+  return math_call(g, a, static_cast<MathFn>(I));
+}
 
 template <int... I> void add_math_fns(HandlerTable &t, std::integer_sequence<int, I...>) {
   ((t[std::string("tl.") + ir::math_fn_info(static_cast<MathFn>(I)).name] = math_handler<I>), ...);
@@ -69,7 +74,8 @@ Val tl_softmax(IrGen &g, CallArgs &a) {
   const Val *d = optional_arg(a, 1, "dim");
   const Val dim = d ? *d : Val::constant(ConstValue::of_int(0));
   const std::pair<std::string, Val> keep{"keep_dims", Val::constant(ConstValue::of_bool(true))};
-  Val z = Val::tensor(g.sem().binary(Op::Sub, {x.v}, {call_builtin_with(g, "tl.max", {x, dim}, {keep}).v}));
+  Val z = Val::tensor(
+      g.sem().binary(Op::Sub, {x.v}, {call_builtin_with(g, "tl.max", {x, dim}, {keep}).v}));
   Val num = call_builtin_with(g, "tl.exp", {z});
   Val den = call_builtin_with(g, "tl.sum", {num, dim}, {keep});
   return Val::tensor(g.sem().binary(Op::Div, {num.v}, {den.v}));
@@ -85,12 +91,14 @@ template <MathFn F> Val to_int64(IrGen &g, CallArgs &a) {
 template <DType From, DType To> Val reinterpret(IrGen &g, CallArgs &a) {
   ir::Value *x = math_arg(g, a, 0, "libdevice's bit conversion").value;
   if (x->type.elem != From || x->type.pointer)
-    g.fail("this libdevice conversion needs a " + Type::scalar(From).str() + " operand, not " + x->type.str());
+    g.fail("this libdevice conversion needs a " + Type::scalar(From).str() + " operand, not " +
+           x->type.str());
   return Val::tensor(g.sem().bitcast(x, Type::scalar(To)));
 }
 
 template <Op O> Val arith(IrGen &g, CallArgs &a) {
-  return Val::tensor(g.sem().binary(O, math_arg(g, a, 0, "libdevice"), math_arg(g, a, 1, "libdevice")));
+  return Val::tensor(
+      g.sem().binary(O, math_arg(g, a, 0, "libdevice"), math_arg(g, a, 1, "libdevice")));
 }
 
 Val rcp(IrGen &g, CallArgs &a) {
@@ -101,6 +109,117 @@ Val rcp(IrGen &g, CallArgs &a) {
 Val saturate(IrGen &g, CallArgs &a) {
   const Val x = Val::tensor(math_arg(g, a, 0, "libdevice.saturatef").value);
   return call_builtin_with(g, "tl.clamp", {x, py_number(0.0), py_number(1.0)});
+}
+
+// ---- libdevice functions built from others ----
+
+Val t(ir::Value *v) {
+  return Val::tensor(v);
+}
+ir::Value *arg(IrGen &g, CallArgs &a, size_t i) {
+  return math_arg(g, a, i, a.callee).value;
+}
+ir::Value *fn(IrGen &g, const char *name, std::vector<Val> args) {
+  return call_builtin_with(g, name, std::move(args)).v;
+}
+/// `k * v`, k a Python float (so v keeps its type).
+ir::Value *scaled(IrGen &g, double k, ir::Value *v) {
+  return g.sem().binary(Op::Mul, g.to_operand(py_number(k), "k"), {v});
+}
+ir::Value *reciprocal(IrGen &g, ir::Value *v) {
+  return g.sem().binary(Op::Div, g.to_operand(py_number(1.0), "1"), {v});
+}
+
+/// libdevice's float2int_rn & co.: rounded as the mode says, then converted.
+Val convert(IrGen &g, CallArgs &a) {
+  const auto c = libdevice_conversion(
+      std::string_view(a.callee).substr(std::string_view("libdevice.").size()));
+  ir::Value *x = g.sem().cast(arg(g, a, 0), Type::scalar(c->from));
+  if (is_float(c->from) && !is_float(c->to)) {
+    const char *round = c->mode == 'n'   ? "tl.rint"
+                        : c->mode == 'z' ? "tl.trunc"
+                        : c->mode == 'd' ? "tl.floor"
+                                         : "tl.ceil";
+    x = fn(g, round, {t(x)});
+  }
+  return t(g.sem().cast(x, Type::scalar(c->to)));
+}
+
+Val ldexp(IrGen &g, CallArgs &a) {
+  ir::Value *x = arg(g, a, 0), *n = arg(g, a, 1);
+  if (!x->type.is_float() || !n->type.is_int())
+    g.fail(a.callee + " needs a float and an integer exponent, not " + x->type.str() + " and " +
+           n->type.str());
+  return t(
+      g.sem().binary(Op::Mul, {x}, {fn(g, "tl.exp2", {t(g.sem().cast(n, x->type.element()))})}));
+}
+
+/// ffs: the 1-based position of the lowest set bit, 0 for 0.
+Val ffs(IrGen &g, CallArgs &a) {
+  ir::Value *x = arg(g, a, 0);
+  if (!x->type.is_int() || x->type.is_bool())
+    g.fail(a.callee + " needs an integer, not " + x->type.str());
+  ir::Value *low = g.sem().binary(Op::BitAnd, {x}, {g.sem().negate(x)});
+  ir::Value *width = g.builder().constant_int(Type::scalar(DType::i32), ir::bit_width(x->type));
+  ir::Value *pos = g.sem().binary(Op::Sub, {width, true}, {fn(g, "tl.clz", {t(low)})});
+  ir::Value *zero = g.builder().constant_int(x->type.element(), 0);
+  return t(g.sem().where(g.sem().compare(Op::Eq, {x}, {zero, true}),
+                         g.to_operand(Val::constant(ConstValue::of_int(0)), "0"), {pos}));
+}
+
+/// A 32-bit integer op computed in 64 bits, shifted right by `shift`.
+template <Op O, int Add, int Shift> Val wide32(IrGen &g, CallArgs &a) {
+  ir::Value *x = arg(g, a, 0), *y = arg(g, a, 1);
+  const Type tt = g.sem().computation_type({x}, {y}, false);
+  if (!tt.is_int() || ir::bit_width(tt) != 32)
+    g.fail(a.callee + " is supported by kiln for 32-bit integers only, not " + tt.str());
+  const Type wide = Type::scalar(tt.is_signed() ? DType::i64 : DType::u64);
+  ir::Value *r = g.sem().binary(O, {g.sem().cast(x, wide)}, {g.sem().cast(y, wide)});
+  if (Add)
+    r = g.sem().binary(Op::Add, {r}, {g.builder().constant_int(wide, Add), true});
+  r = g.sem().binary(Op::RShift, {r}, {g.builder().constant_int(wide, Shift), true});
+  return t(g.sem().cast(r, tt));
+}
+
+Val normcdf(IrGen &g, CallArgs &a) {
+  return t(scaled(g, 0.5, fn(g, "tl.erfc", {t(scaled(g, -0.7071067811865476, arg(g, a, 0)))})));
+}
+Val erfcinv(IrGen &g, CallArgs &a) {
+  ir::Value *y = arg(g, a, 0);
+  return t(
+      fn(g, "tl.erfinv", {t(g.sem().binary(Op::Sub, g.to_operand(py_number(1.0), "1"), {y}))}));
+}
+Val normcdfinv(IrGen &g, CallArgs &a) {
+  ir::Value *p2 = scaled(g, 2.0, arg(g, a, 0));
+  ir::Value *e =
+      fn(g, "tl.erfinv", {t(g.sem().binary(Op::Sub, g.to_operand(py_number(1.0), "1"), {p2}))});
+  return t(scaled(g, -1.4142135623730951, e));
+}
+Val erfcx(IrGen &g, CallArgs &a) {
+  ir::Value *x = arg(g, a, 0);
+  return t(g.sem().binary(Op::Mul, {fn(g, "tl.exp", {t(g.sem().binary(Op::Mul, {x}, {x}))})},
+                          {fn(g, "tl.erfc", {t(x)})}));
+}
+Val rhypot(IrGen &g, CallArgs &a) {
+  return t(reciprocal(g, fn(g, "tl.hypot", {t(arg(g, a, 0)), t(arg(g, a, 1))})));
+}
+ir::Value *norm(IrGen &g, CallArgs &a, int n) {
+  ir::Value *r = fn(g, "tl.hypot", {t(arg(g, a, 0)), t(arg(g, a, 1))});
+  if (n == 3)
+    return fn(g, "tl.hypot", {t(r), t(arg(g, a, 2))});
+  return fn(g, "tl.hypot", {t(r), t(fn(g, "tl.hypot", {t(arg(g, a, 2)), t(arg(g, a, 3))}))});
+}
+Val norm3d(IrGen &g, CallArgs &a) {
+  return t(norm(g, a, 3));
+}
+Val rnorm3d(IrGen &g, CallArgs &a) {
+  return t(reciprocal(g, norm(g, a, 3)));
+}
+Val norm4d(IrGen &g, CallArgs &a) {
+  return t(norm(g, a, 4));
+}
+Val rnorm4d(IrGen &g, CallArgs &a) {
+  return t(reciprocal(g, norm(g, a, 4)));
 }
 
 } // namespace
@@ -123,7 +242,29 @@ const HandlerTable &math_handlers() {
         {"libdevice.mul_rn", arith<Op::Mul>},
         {"libdevice.rcp_rn", rcp},
         {"libdevice.saturatef", saturate},
+        {"libdevice.ldexp", ldexp},
+        {"libdevice.ffs", ffs},
+        {"libdevice.mulhi", wide32<Op::Mul, 0, 32>},
+        {"libdevice.hadd", wide32<Op::Add, 0, 1>},
+        {"libdevice.rhadd", wide32<Op::Add, 1, 1>},
+        {"libdevice.normcdf", normcdf},
+        {"libdevice.normcdfinv", normcdfinv},
+        {"libdevice.erfcinv", erfcinv},
+        {"libdevice.erfcx", erfcx},
+        {"libdevice.rhypot", rhypot},
+        {"libdevice.norm3d", norm3d},
+        {"libdevice.rnorm3d", rnorm3d},
+        {"libdevice.norm4d", norm4d},
+        {"libdevice.rnorm4d", rnorm4d},
     };
+    // The rounding-mode conversions, float2int_rn and the rest.
+    for (const char *from : {"float", "double", "int", "uint", "ll", "ull"})
+      for (const char *to : {"float", "double", "int", "uint", "ll", "ull"})
+        for (const char *mode : {"_rn", "_rz", "_rd", "_ru"}) {
+          const std::string name = std::string(from) + "2" + to + mode;
+          if (libdevice_conversion(name))
+            t["libdevice." + name] = convert;
+        }
     add_math_fns(t, std::make_integer_sequence<int, ir::kNumMathFns>{});
     return t;
   }();

@@ -66,7 +66,9 @@ static_assert(in_enum_order(), "kTable must list MathFn in enum order");
 
 } // namespace
 
-const MathFnInfo &math_fn_info(MathFn fn) { return kTable[static_cast<int>(fn)]; }
+const MathFnInfo &math_fn_info(MathFn fn) {
+  return kTable[static_cast<int>(fn)];
+}
 
 std::optional<MathFn> math_fn_named(std::string_view name) {
   for (const MathFnInfo &i : kTable)

@@ -27,11 +27,16 @@ struct Format {
 
 Format format(DType t) {
   switch (t) {
-  case DType::f8e4nv: return {4, 3, 7, Special::Fn, "f8e4nv"};
-  case DType::f8e5: return {5, 2, 15, Special::Ieee, "f8e5"};
-  case DType::f8e4b15: return {4, 3, 15, Special::None, "f8e4b15"};
-  case DType::f8e4b8: return {4, 3, 8, Special::Fnuz, "f8e4b8"};
-  default: return {5, 2, 16, Special::Fnuz, "f8e5b16"};
+  case DType::f8e4nv:
+    return {4, 3, 7, Special::Fn, "f8e4nv"};
+  case DType::f8e5:
+    return {5, 2, 15, Special::Ieee, "f8e5"};
+  case DType::f8e4b15:
+    return {4, 3, 15, Special::None, "f8e4b15"};
+  case DType::f8e4b8:
+    return {4, 3, 8, Special::Fnuz, "f8e4b8"};
+  default:
+    return {5, 2, 16, Special::Fnuz, "f8e5b16"};
   }
 }
 
@@ -58,8 +63,9 @@ float fp8_value(uint8_t byte, DType t) {
     return nan;
   if (f.special == Special::Ieee && e == emax)
     return m ? nan : (neg ? -INFINITY : INFINITY);
-  const float mag = e == 0 ? std::ldexp(static_cast<float>(m), 1 - f.bias - f.mbits)
-                           : std::ldexp(static_cast<float>(m + (1 << f.mbits)), e - f.bias - f.mbits);
+  const float mag = e == 0
+                        ? std::ldexp(static_cast<float>(m), 1 - f.bias - f.mbits)
+                        : std::ldexp(static_cast<float>(m + (1 << f.mbits)), e - f.bias - f.mbits);
   return neg ? -mag : mag;
 }
 
@@ -74,10 +80,12 @@ llvm::Value *fp8_to_float(llvm::IRBuilder<> &b, llvm::Value *byte, DType t) {
     for (int i = 0; i < 256; ++i)
       values[i] = fp8_value(static_cast<uint8_t>(i), t);
     llvm::Constant *init = llvm::ConstantDataArray::get(m.getContext(), values);
-    table = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init, name);
+    table = new llvm::GlobalVariable(m, init->getType(), true, llvm::GlobalValue::PrivateLinkage,
+                                     init, name);
   }
   llvm::Value *idx = b.CreateZExt(byte, b.getInt32Ty());
-  return b.CreateLoad(b.getFloatTy(), b.CreateInBoundsGEP(table->getValueType(), table, {b.getInt32(0), idx}));
+  return b.CreateLoad(b.getFloatTy(),
+                      b.CreateInBoundsGEP(table->getValueType(), table, {b.getInt32(0), idx}));
 }
 
 llvm::Value *float_to_fp8(llvm::IRBuilder<> &b, llvm::Value *x, DType t) {
@@ -87,17 +95,21 @@ llvm::Value *float_to_fp8(llvm::IRBuilder<> &b, llvm::Value *x, DType t) {
   sign = b.CreateAnd(sign, b.getInt8(0x80));
   // Saturate (inf too; NaN is handled last).
   llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
-  a = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, llvm::ConstantFP::get(b.getFloatTy(), largest(f)));
+  a = b.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a,
+                              llvm::ConstantFP::get(b.getFloatTy(), largest(f)));
   // Normal: round float's 23 mantissa bits to mbits (to nearest even), rebias.
   llvm::Value *bits = b.CreateBitCast(a, i32);
   const int shift = 23 - f.mbits;
   llvm::Value *lsb = b.CreateAnd(b.CreateLShr(bits, shift), 1);
-  llvm::Value *rounded = b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32((1 << (shift - 1)) - 1))), shift);
+  llvm::Value *rounded =
+      b.CreateLShr(b.CreateAdd(bits, b.CreateAdd(lsb, b.getInt32((1 << (shift - 1)) - 1))), shift);
   llvm::Value *normal = b.CreateSub(rounded, b.getInt32((127 - f.bias) << f.mbits));
   // Subnormal: a count of the smallest step 2^(1 - bias - mbits), to nearest even.
-  llvm::Value *steps = b.CreateFMul(a, llvm::ConstantFP::get(b.getFloatTy(), std::ldexp(1.0, f.bias - 1 + f.mbits)));
+  llvm::Value *steps =
+      b.CreateFMul(a, llvm::ConstantFP::get(b.getFloatTy(), std::ldexp(1.0, f.bias - 1 + f.mbits)));
   llvm::Value *sub = b.CreateFPToUI(b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, steps), i32);
-  llvm::Value *tiny = b.CreateFCmpOLT(a, llvm::ConstantFP::get(b.getFloatTy(), std::ldexp(1.0, 1 - f.bias)));
+  llvm::Value *tiny =
+      b.CreateFCmpOLT(a, llvm::ConstantFP::get(b.getFloatTy(), std::ldexp(1.0, 1 - f.bias)));
   llvm::Value *code = b.CreateTrunc(b.CreateSelect(tiny, sub, normal), b.getInt8Ty());
   llvm::Value *r = b.CreateOr(code, sign);
   if (f.special == Special::Fnuz) // no negative zero

@@ -91,12 +91,40 @@ auto Lowering::lower_assert(const ir::Op &op) -> void {
 }
 
 auto Lowering::lower_print(const ir::Op &op) -> void {
-  if (distributed_)
-    throw Error("tl.device_print is not supported on the cuda target by kiln yet; run with "
-                "--backend cpu");
+  auto element_at = [&](const ir::Value *v, const Idx &i) { return element(v, i); };
+  if (!distributed_) {
+    emit_print(
+        b_, op, pid_,
+        [&](const ir::Value *v, const std::function<void(const Idx &)> &f) { each(v->type, f); },
+        element_at, false);
+    return;
+  }
+  // GPU (vprintf): a scalar from thread 0; a block from the threads that
+  // hold it in its layout, each element by the one copy that owns it.
   emit_print(
-      b_, op, pid_, [&](const Type &t, const std::function<void(const Idx &)> &f) { each(t, f); },
-      [&](const ir::Value *v, const Idx &i) { return element(v, i); });
+      b_, op, pid_,
+      [&](const ir::Value *v, const std::function<void(const Idx &)> &f) {
+        if (!v->type.is_block()) {
+          once([&] { f(Idx{}); });
+          return;
+        }
+        const MapPtr m = map_for(plan_->layout(v), v->type);
+        prepare(v, *m);
+        llvm::Value *own = owner(*m);
+        for_slots(*m, v->type, [&](int64_t, const Idx &idx) {
+          if (!own) {
+            f(idx);
+            return;
+          }
+          llvm::BasicBlock *yes = new_bb("print.owner"), *done = new_bb("print.owner.end");
+          b_.CreateCondBr(own, yes, done);
+          b_.SetInsertPoint(yes);
+          f(idx);
+          b_.CreateBr(done);
+          b_.SetInsertPoint(done);
+        });
+      },
+      element_at, true);
 }
 
 auto Lowering::once(const std::function<void()> &f) -> void {

@@ -1,7 +1,8 @@
 // tl.device_print in LLVM IR: one line per element of each printed value,
-// as Triton prints them: `pid (x, y, z) idx (i, j) prefix value`. CPU only
-// (printf, resolved by the JIT from the process); lines of concurrent
-// programs interleave, as the GPU's do.
+// as Triton prints them: `pid (x, y, z) idx (i, j) prefix value`. CPU:
+// printf (resolved by the JIT from the process); NVPTX: CUDA's vprintf, each
+// thread printing the elements it holds. Lines of concurrent programs
+// interleave.
 #pragma once
 
 #include <array>
@@ -14,13 +15,15 @@
 namespace kiln::llvmgen {
 
 using ElementIndex = std::array<llvm::Value *, ir::Type::kMaxRank>;
-/// Runs the callback for the index of every element of a value of the type.
-using ForEachElement = std::function<void(const ir::Type &, const std::function<void(const ElementIndex &)> &)>;
+/// Runs the callback for the index of every element of the value that this
+/// program (CPU) or thread (GPU: the elements it holds, each once) prints.
+using ForEachElement =
+    std::function<void(const ir::Value *, const std::function<void(const ElementIndex &)> &)>;
 /// One element (a register value) of an IR value at an index.
 using ElementAt = std::function<llvm::Value *(const ir::Value *, const ElementIndex &)>;
 
 /// Lowers a Print op (operands: the values; str: the prefix; i: 1 for hex).
-void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3], const ForEachElement &each,
-                const ElementAt &element);
+void emit_print(llvm::IRBuilder<> &b, const ir::Op &op, llvm::Value *const pid[3],
+                const ForEachElement &each, const ElementAt &element, bool gpu);
 
 } // namespace kiln::llvmgen

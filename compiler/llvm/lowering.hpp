@@ -51,8 +51,8 @@ using Idx = std::array<llvm::Value *, Type::kMaxRank>;
 
 // f16, bf16 and the fp8 types live in registers as float (rounded to their
 // precision) and are converted only at memory; LLVM on x86 has no native
-// bf16 arithmetic and would otherwise call libgcc helpers the JIT cannot
-// count on.
+// bf16 or fp8 arithmetic and would otherwise call libgcc helpers the JIT
+// cannot count on.
 inline bool is_half(DType t) {
   return t == DType::f16 || t == DType::bf16 || is_fp8(t);
 }
@@ -332,7 +332,7 @@ private:
 
   // ---- debugging ----
 
-  /// CPU: tl.device_print through printf; the cuda target refuses it.
+  /// tl.device_print: printf on the CPU, vprintf on the GPU.
   void lower_print(const ir::Op &op);
 
   // ---- reductions, scans, dot ----

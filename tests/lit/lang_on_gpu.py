@@ -1,14 +1,14 @@
 # Why: the language added for the CPU (tl.math / libdevice functions, fp8,
 # and the builtins built on gather: sort, flip, associative_scan with a jit
-# combine_fn) lowers on the GPU too: libdevice is linked and inlined (no
-# __nv_ call is left), a gather reads its source from shared memory, and
-# fp8 travels as bytes.
+# combine_fn, device_print) lowers on the GPU too: libdevice is linked and
+# inlined (no __nv_ call is left), a gather reads its source from shared
+# memory, fp8 travels as bytes, and device_print calls CUDA's vprintf.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s math_fns 'x_ptr=*fp32:D' 'out_ptr=*fp32:D' BLOCK=256 | %FileCheck %s --check-prefix=MATH
 # RUN: %kiln compile --target cuda:sm_90 --emit ir %s sort_flip 'x_ptr=*fp32:D' 'out_ptr=*fp32:D' BLOCK=128 | %FileCheck %s --check-prefix=IR
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s sort_flip 'x_ptr=*fp32:D' 'out_ptr=*fp32:D' BLOCK=128 | %FileCheck %s --check-prefix=SORT
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s custom_scan 'x_ptr=*i32:D' 'out_ptr=*i32:D' BLOCK=256 | %FileCheck %s --check-prefix=SCAN
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s fp8_roundtrip 'x_ptr=*fp8e4nv:D' 'out_ptr=*fp32:D' BLOCK=256 | %FileCheck %s --check-prefix=FP8
-# RUN: ! %kiln compile --target cuda:sm_90 --emit ptx %s show 'x_ptr=*fp32:D' BLOCK=16 2>&1 | %FileCheck %s --check-prefix=PRINT
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s show 'x_ptr=*fp32:D' BLOCK=16 | %FileCheck %s --check-prefix=PRINT
 # MATH: .entry math_fns
 # MATH-NOT: __nv_
 # MATH-NOT: .local
@@ -19,7 +19,10 @@
 # SCAN: .entry custom_scan
 # SCAN: ld.shared
 # FP8: ld.global{{.*}}.u8
-# PRINT: tl.device_print is not supported on the cuda target
+# PRINT: .extern .func {{.*}}vprintf
+# PRINT: .entry show
+# PRINT: call.uni{{.*}}
+# PRINT-NEXT: vprintf
 import triton
 import triton.language as tl
 
