@@ -136,6 +136,7 @@ def main():
     ap.add_argument("--root", default=HERE, help="folder the case files are relative to (default: this folder)")
     ap.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "kiln_real_triton_results.json"))
     a = ap.parse_args()
+    a.kiln = os.path.abspath(a.kiln)  # kiln runs from the case's folder
     global ROOT
     ROOT = os.path.abspath(a.root)
 
