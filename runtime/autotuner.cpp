@@ -18,13 +18,6 @@ namespace kiln::runtime {
 
 namespace {
 
-bool given(std::span<const Arg> args, const char *name) {
-  for (const Arg &a : args)
-    if (a.name() && std::strcmp(a.name(), name) == 0)
-      return true;
-  return false;
-}
-
 uint64_t arg_word(const Arg &a) {
   switch (a.kind()) {
   case Arg::Kind::Int: return static_cast<uint64_t>(a.as_int());
@@ -33,12 +26,7 @@ uint64_t arg_word(const Arg &a) {
   case Arg::Kind::Bool: return a.as_bool();
   case Arg::Kind::Pointer:
   case Arg::Kind::DType: return static_cast<uint64_t>(a.dtype());
-  case Arg::Kind::Str: {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (const char *s = a.as_str(); *s; ++s)
-      h = (h ^ static_cast<unsigned char>(*s)) * 0x100000001b3ull;
-    return h;
-  }
+  case Arg::Kind::Str: return string_word(a.as_str());
   case Arg::Kind::Function: return reinterpret_cast<uintptr_t>(a.as_function());
   case Arg::Kind::Tuple: {
     uint64_t h = a.as_tuple().size();
@@ -95,21 +83,20 @@ Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<Kerne
     why_not_ = "its autotune decorator takes Python callables (" + info.callables.front() + ")";
 }
 
-std::vector<uint64_t> Autotuner::tuning_key(std::span<const Arg> args, const Arg *const *bound) const {
+std::vector<uint64_t> Autotuner::tuning_key(const Arg *const *bound) const {
   std::vector<uint64_t> key;
   for (unsigned i : key_params_)
     key.push_back(bound[i] ? arg_word(*bound[i]) : ~uint64_t{0});
   for (size_t i = 0; i < params_.size(); ++i)
     if (bound[i] && bound[i]->kind() == Arg::Kind::Pointer)
       key.push_back(static_cast<uint64_t>(bound[i]->dtype()) | uint64_t{1} << 32);
-  (void)args;
   return key;
 }
 
 size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, const Launch &launch) {
   if (!enabled())
     return 0;
-  std::vector<uint64_t> key = tuning_key(args, bound);
+  std::vector<uint64_t> key = tuning_key(bound);
   {
     std::shared_lock lock(mutex_);
     if (auto it = best_.find(key); it != best_.end())
@@ -133,16 +120,16 @@ size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const st
     std::vector<Arg> &a = config_args[c];
     a.assign(args.begin(), args.end());
     for (const auto &[name, value] : cfg.kwargs) {
-      if (given(args, name.c_str()))
+      if (named_arg(args, name.c_str()))
         continue;
       std::optional<Arg> v = arg_from_const(value);
       if (!v)
         throw ArgumentError(name_ + ": the autotune config's value of '" + name + "' cannot be passed");
       a.push_back(arg(name.c_str(), *v));
     }
-    if (cfg.num_warps && !given(args, "num_warps"))
+    if (cfg.num_warps && !named_arg(args, "num_warps"))
       a.push_back(arg("num_warps", *cfg.num_warps));
-    if (cfg.num_stages && !given(args, "num_stages"))
+    if (cfg.num_stages && !named_arg(args, "num_stages"))
       a.push_back(arg("num_stages", *cfg.num_stages));
   }
 

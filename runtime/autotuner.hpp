@@ -38,7 +38,7 @@ public:
   size_t choose(std::span<const Arg> args, const Arg *const *bound, const Launch &launch);
 
 private:
-  std::vector<uint64_t> tuning_key(std::span<const Arg> args, const Arg *const *bound) const;
+  std::vector<uint64_t> tuning_key(const Arg *const *bound) const;
   size_t tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text);
 
   const frontend::AutotuneInfo &info_;

@@ -18,13 +18,6 @@ namespace {
 using frontend::ConstValue;
 using frontend::PyValue;
 
-bool given(std::span<const Arg> args, const char *name) {
-  for (const Arg &a : args)
-    if (a.name() && std::strcmp(a.name(), name) == 0)
-      return true;
-  return false;
-}
-
 PyValue py_value(const Arg &a, const std::string &param) {
   switch (a.kind()) {
   case Arg::Kind::None: return PyValue::of(ConstValue::none());
@@ -105,9 +98,9 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
         if (!b.args[i])
           set_param(name, value, "the first autotune config");
       }
-      if (c.num_warps && !given(args, "num_warps"))
+      if (c.num_warps && !named_arg(args, "num_warps"))
         b.options.num_warps = static_cast<int>(*c.num_warps);
-      if (c.num_stages && !given(args, "num_stages"))
+      if (c.num_stages && !named_arg(args, "num_stages"))
         b.options.num_stages = static_cast<int>(*c.num_stages);
     }
   }

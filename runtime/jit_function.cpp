@@ -30,8 +30,10 @@ enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5, kTu
 
 bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
-/// A string constexpr's key word: FNV-1a over its bytes and length, so the
-/// key stays a fixed-size array of words (as a jit function's key word does).
+
+
+} // namespace
+
 uint64_t string_word(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
   size_t n = 0;
@@ -40,7 +42,12 @@ uint64_t string_word(const char *s) {
   return h ^ n;
 }
 
-} // namespace
+bool named_arg(std::span<const Arg> args, const char *name) {
+  for (const Arg &a : args)
+    if (a.name() && std::strcmp(a.name(), name) == 0)
+      return true;
+  return false;
+}
 
 std::optional<Arg> arg_from_const(const ConstValue &c) {
   switch (c.kind) {
@@ -271,13 +278,8 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
   }
   // @jit(debug=True) and KILN_DEBUG turn debug on unless the launch says
   // otherwise (as in Triton, the launch's own option wins).
-  if (info_.debug || default_debug_) {
-    bool given = false;
-    for (const Arg &a : args)
-      given |= a.name() && std::strcmp(a.name(), "debug") == 0;
-    if (!given)
-      b.options.debug = true;
-  }
+  if ((info_.debug || default_debug_) && !named_arg(args, "debug"))
+    b.options.debug = true;
   if (info_.autotune || !info_.heuristics.empty())
     apply_decorators(args, b);
   for (unsigned i = 0; i < np; ++i) {

@@ -25,8 +25,13 @@ class ModuleState;
 class Driver;
 class Autotuner;
 
-/// A constexpr value as a launch argument; nullopt for strings and functions.
+/// A constexpr value as a launch argument; nullopt for functions.
 std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
+/// A string constexpr's key word: FNV-1a over its bytes and length, so a
+/// launch key stays a fixed-size array of words (as a jit function's does).
+uint64_t string_word(const char *s);
+/// Whether `args` has one passed by name as `name` (a parameter or option).
+bool named_arg(std::span<const Arg> args, const char *name);
 
 /// Per-device state of a function: its kernel table and target.
 struct DeviceCache {

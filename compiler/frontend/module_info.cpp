@@ -16,17 +16,6 @@ namespace kiln::frontend {
 
 namespace {
 
-/// "tl.constexpr" for an attribute chain, "" for anything else.
-std::string dotted(const Expr &e) {
-  if (e.kind == ExprKind::Name)
-    return e.id;
-  if (e.kind == ExprKind::Attribute) {
-    std::string base = dotted(*e.children[0]);
-    return base.empty() ? "" : base + "." + e.id;
-  }
-  return "";
-}
-
 // The canonical spelling of each triton module kiln models, longest first.
 struct TritonModule {
   std::string_view path;
@@ -105,7 +94,7 @@ public:
       const Expr &callee = d.expr->kind == ExprKind::Call ? *d.expr->children[0] : *d.expr;
       const size_t before = fn->heuristics.size();
       try {
-        read_decorator(*fn, canonical(dotted(callee)), *d.expr, eval);
+        read_decorator(*fn, canonical(dotted_name(callee)), *d.expr, eval);
       } catch (const CompileError &e) {
         fn->error = std::make_shared<const CompileError>(e);
       }
@@ -156,7 +145,7 @@ private:
 
   std::string canonical(const std::string &name) const { return m_.canonical(name); }
 
-  bool is_path(const Expr &e, std::string_view path) const { return canonical(dotted(e)) == path; }
+  bool is_path(const Expr &e, std::string_view path) const { return canonical(dotted_name(e)) == path; }
 
   /// Whether a binding at this point may replace an earlier one. Inside a
   /// module-level `if`/`try` that kiln cannot decide, the first binding of
@@ -419,7 +408,7 @@ private:
       if (decorator_call(name, v))
         continue;
       // `tanh = libdevice.tanh`, `tl = triton.language`
-      if (const std::string path = canonical(dotted(v)); !path.empty() && bind_triton_path(name, path))
+      if (const std::string path = canonical(dotted_name(v)); !path.empty() && bind_triton_path(name, path))
         continue;
       if (v.kind == ExprKind::Name) {
         if (auto fn = m_.visible_function(v.id); fn && may_bind(name)) {
@@ -540,7 +529,7 @@ private:
     lazily(*fn, [&] { jit_options(*fn, *jit, false); });
     for (const ExprPtr &d : s.decorators) {
       const Expr *callee = d->kind == ExprKind::Call ? d->children[0].get() : d.get();
-      const std::string path = canonical(dotted(*callee));
+      const std::string path = canonical(dotted_name(*callee));
       if (path == "triton.autotune" || path == "triton.heuristics")
         decorators_.push_back({fn.get(), d.get(), false});
       // Other decorators (Python wrappers kiln does not run) do not change the kernel.
@@ -567,7 +556,7 @@ private:
     if (v.kind != ExprKind::Call || v.children.size() != 2 || v.children[0]->kind != ExprKind::Call)
       return false;
     const Expr &dec = *v.children[0];
-    const std::string path = canonical(dotted(*dec.children[0]));
+    const std::string path = canonical(dotted_name(*dec.children[0]));
     const Expr &inner = *v.children[1];
     if (path == "triton.jit") {
       if (inner.kind != ExprKind::Name || !plain_defs_.count(inner.id))
@@ -661,7 +650,7 @@ private:
     info.index = index;
     info.loc = p.loc;
     if (p.annotation) {
-      info.annotation = dotted(*p.annotation);
+      info.annotation = dotted_name(*p.annotation);
       const std::string path = canonical(info.annotation);
       // Triton's rule: an annotation that mentions constexpr makes one
       // (`tl.constexpr`, `core.constexpr`, `"tl.constexpr"`).

@@ -51,7 +51,8 @@ bool equal(const PyValue &a, const PyValue &b) {
   return a.kind != PyValue::Kind::Config && a.kind != PyValue::Kind::Lambda && a.kind != PyValue::Kind::Opaque;
 }
 
-/// "a.b.c" for an attribute chain on a name, "" for anything else.
+} // namespace
+
 std::string dotted_name(const Expr &e) {
   if (e.kind == ExprKind::Name)
     return e.id;
@@ -60,8 +61,6 @@ std::string dotted_name(const Expr &e) {
   std::string base = dotted_name(*e.children[0]);
   return base.empty() ? "" : base + "." + e.id;
 }
-
-} // namespace
 
 bool truthy(const PyValue &v) {
   switch (v.kind) {

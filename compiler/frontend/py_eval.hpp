@@ -91,6 +91,9 @@ private:
   int depth_ = 0;
 };
 
+/// "a.b.c" for an attribute chain on a name ("tl.constexpr"), "" for anything else.
+std::string dotted_name(const Expr &e);
+
 /// Python's truthiness of a value.
 bool truthy(const PyValue &v);
 
