@@ -371,6 +371,12 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         dims.push_back(Val::constant(ConstValue::of_int(t.shape[d])));
       return Val::tuple(std::move(dims));
     }
+    if (attr == "numel") { // a constexpr in Triton, as the shape is
+      int64_t n = 1;
+      for (int d = 0; d < t.rank; ++d)
+        n *= t.shape[d];
+      return Val::constant(ConstValue::of_int(n));
+    }
     if (attr == "T")
       return Val::tensor(sem().trans(base.v, {1, 0}));
     return Val::method(attr, base);
@@ -731,9 +737,8 @@ Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {
       fail(loc, "missing argument '" + p.name + "' in the call to '" + fn.name + "'");
     bound[p.name] = Val::constant(*p.default_value);
   }
-  for (const ParamInfo &p : fn.params)
-    if (p.is_constexpr && bound[p.name].is_tensor())
-      fail(loc, "argument '" + p.name + "' of '" + fn.name + "' is tl.constexpr but got a tensor");
+  // As in Triton, a callee's tl.constexpr annotations are not checked: a
+  // tensor passed there stays a tensor (the attention tutorial does this).
 
   if (fn.noinline)
     return call_noinline(fn, bound, loc);

@@ -27,6 +27,9 @@ constexpr TritonModule kTritonModules[] = {
     {"triton.language.extra.cuda", ModuleAlias::Extra},
     {"triton.language.extra", ModuleAlias::Extra},
     {"triton.language.math", ModuleAlias::LanguageMath},
+    // Submodules whose public members triton.language re-exports.
+    {"triton.language.standard", ModuleAlias::Language},
+    {"triton.language.core", ModuleAlias::Language},
     {"triton.language", ModuleAlias::Language},
     {"triton", ModuleAlias::Triton},
 };
@@ -173,11 +176,11 @@ private:
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
 
-  void bind_host(const std::string &name, std::string what, Loc loc) {
+  void bind_host(const std::string &name, std::string what, Loc loc, std::string module = "") {
     if (!may_bind(name) || (conditional_ > 0 && m_.host_names.count(name)))
       return;
     unbind(name);
-    m_.host_names[name] = HostName{std::move(what), loc};
+    m_.host_names[name] = HostName{std::move(what), loc, std::move(module)};
   }
 
   void bind_alias(const std::string &name, ModuleAlias a) {
@@ -339,7 +342,7 @@ private:
       unbind(as);
       m_.imported_modules[as] = mod;
     } else {
-      bind_host(as, why, loc);
+      bind_host(as, why, loc, dotted);
     }
   }
 
@@ -418,12 +421,16 @@ private:
         }
       }
       if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.language.constexpr")) {
+        std::string why;
         if (v.children.size() == 2)
-          if (auto c = try_constant(*v.children[1])) {
+          if (auto c = try_constant(*v.children[1], &why)) {
             bind_global(name, *c, true, s.loc);
             continue;
           }
-        bind_host(name, "a tl.constexpr(...) whose value kiln cannot evaluate", s.loc);
+        bind_host(name,
+                  "a tl.constexpr(...) whose value kiln cannot evaluate" +
+                      (why.empty() ? "" : " (" + why + ")"),
+                  s.loc);
         continue;
       }
       if (auto c = try_constant(v)) {
@@ -467,10 +474,12 @@ private:
 
   /// A module-level constant expression, or nullopt when kiln cannot
   /// evaluate it (a call into host code, a name it does not know, ...).
-  std::optional<ConstValue> try_constant(const Expr &e) {
+  std::optional<ConstValue> try_constant(const Expr &e, std::string *why = nullptr) {
     try {
       return constant(e);
-    } catch (const CompileError &) {
+    } catch (const CompileError &err) {
+      if (why)
+        *why = err.message();
       return std::nullopt;
     }
   }
@@ -740,6 +749,8 @@ std::string ModuleInfo::canonical(const std::string &name) const {
     return std::string(alias_path(it->second)) + rest;
   if (auto it = language_names.find(head); it != language_names.end())
     return std::string(alias_path(it->second.first)) + "." + it->second.second + rest;
+  if (auto it = host_names.find(head); it != host_names.end() && it->second.module == "torch")
+    return "torch" + rest;
   return "";
 }
 

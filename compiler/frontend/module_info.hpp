@@ -85,6 +85,8 @@ struct GlobalInfo {
 struct HostName {
   std::string what; ///< "a class", "the module 'torch'", "a plain Python function", ...
   Loc loc;
+  /// The dotted path when the name is an imported module ("torch"), else "".
+  std::string module;
 };
 
 class ModuleSet;
@@ -111,7 +113,9 @@ struct ModuleInfo {
 
   /// The canonical path of a dotted name given this module's imports:
   /// "triton.language.constexpr" for `tl.constexpr` after `import
-  /// triton.language as tl`; "" when it is not part of triton or math.
+  /// triton.language as tl`; "torch.float32" for `th.float32` after
+  /// `import torch as th` (for the plain-data evaluator only); "" when it is
+  /// not part of triton, math or torch.
   std::string canonical(const std::string &dotted) const;
 
   /// A jit function this module defines.
