@@ -489,3 +489,40 @@ def sizes(out_ptr, N: tl.constexpr):
   for (int i = 0; i < 16; ++i)
     CHECK(out[i] == 2 * i + 4);
 }
+
+TEST_CASE("module model: FlagGems idioms: heuristics by named function, stale do_not_specialize "
+          "names, tl.tensor "
+          "hints, `if ptr:` and .to on a constexpr copy") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+def block_for(args):
+    return triton.next_power_of_2(args["n"])
+
+
+@triton.heuristics(values={"BLOCK": block_for, "HAS_BIAS": lambda args: args["bias_ptr"] is not None})
+@triton.jit(do_not_specialize=["n", "row_stride"])
+def scale_kernel(x_ptr: tl.tensor, out_ptr, bias_ptr, weight_ptr, n, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if weight_ptr:
+        x = x * tl.load(weight_ptr)
+    if HAS_BIAS:
+        x = x + tl.load(bias_ptr)
+    block = BLOCK
+    tl.store(out_ptr + offs, x + block.to(tl.float32), mask=mask)
+)",
+                                             "flaggems_idioms.py");
+  kiln::Kernel k = m.kernel("scale_kernel");
+  CHECK(k.params()[4].do_not_specialize);
+  std::vector<float> x{1, 2, 3, 4, 5}, out(5);
+  float w = 3, bias = 0.5f;
+  k[{1}](x.data(), out.data(), &bias, &w, 5);
+  for (int i = 0; i < 5; ++i)
+    CHECK(out[i] == doctest::Approx(x[i] * 3 + 0.5f + 8)); // BLOCK = next_power_of_2(5)
+  k[{1}](x.data(), out.data(), nullptr, nullptr, 5);
+  for (int i = 0; i < 5; ++i)
+    CHECK(out[i] == doctest::Approx(x[i] + 8));
+}

@@ -385,6 +385,10 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
   case Val::Kind::Const:
     if (attr == "value")
       return base;
+    // Triton turns a constexpr assigned to a plain variable into a scalar
+    // tensor, so `n = BLOCK; n.to(tl.uint32)` is valid there.
+    if (attr == "to" && base.c.is_number())
+      return Val::method(attr, Val::tensor(to_tensor(base, "the value")));
     break;
   case Val::Kind::Tuple:
     if (!base.name.empty()) // a block pointer or tensor descriptor

@@ -510,12 +510,13 @@ private:
       } else {
         fail(c->loc, std::string(what) + " must list parameter names (strings) or indices");
       }
+      // Triton matches these against the parameters and ignores a name
+      // that is none of them (FlagGems leaves such names behind).
       bool found = false;
       for (const ParamInfo &p : fn.params)
         found |= p.name == out.back();
       if (!found)
-        fail(c->loc, std::string(what) + " names '" + out.back() + "', which is not a parameter of '" +
-                         fn.name + "'");
+        out.pop_back();
     }
     return out;
   }
@@ -679,7 +680,13 @@ private:
         for (const auto &[n, t] : types)
           if (member == n)
             info.annotated_type = t;
-        if (!info.annotated_type)
+        // Class annotations are type hints Triton ignores (`x: tl.tensor`).
+        static const char *const hints[] = {"tensor", "pointer_type", "block_type", "dtype",
+                                            "tensor_descriptor"};
+        bool hint = false;
+        for (const char *h : hints)
+          hint |= member == h;
+        if (!info.annotated_type && !hint)
           fail(p.annotation->loc, "unsupported parameter annotation '" + info.annotation +
                                       "'; use tl.constexpr, tl.const or a scalar dtype like tl.int64");
       }
