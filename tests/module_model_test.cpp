@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -525,4 +526,85 @@ def scale_kernel(x_ptr: tl.tensor, out_ptr, bias_ptr, weight_ptr, n, BLOCK: tl.c
   k[{1}](x.data(), out.data(), nullptr, nullptr, 5);
   for (int i = 0; i < 5; ++i)
     CHECK(out[i] == doctest::Approx(x[i] + 8));
+}
+
+TEST_CASE("module model: @tl.constexpr functions run at compile time on dtypes and constexprs, "
+          "with the plain "
+          "helpers they call") {
+  // As FlagGems' sorts and scans write them.
+  const std::string file = R"(import triton
+import triton.language as tl
+
+
+def unwrap_if_constexpr(o):
+    return o.value if isinstance(o, tl.constexpr) else o
+
+
+@tl.constexpr
+def get_int_t(num_bits: tl.constexpr, signed: tl.constexpr) -> tl.dtype:
+    num_bits = unwrap_if_constexpr(num_bits)
+    signed = unwrap_if_constexpr(signed)
+    return tl.core.get_int_dtype(num_bits, signed)
+
+
+@triton.constexpr_function
+def accum_type(inp_dtype):
+    if inp_dtype.is_bf16() or inp_dtype.is_fp16():
+        return tl.float32
+    if inp_dtype.is_int():
+        return tl.int64
+    return inp_dtype
+
+
+@triton.jit
+def to_bits(x_ptr, out_ptr, sum_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    num_bits: tl.constexpr = x.dtype.primitive_bitwidth
+    ux = tl.cast(x, get_int_t(num_bits, False), bitcast=True)
+    tl.store(out_ptr + tl.arange(0, N), ux)
+    acc_dtype: tl.constexpr = accum_type(x_ptr.type.element_ty)
+    tl.store(sum_ptr, tl.sum(x.to(acc_dtype), axis=0))
+
+
+@triton.jit
+def bad_tensor_arg(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, get_int_t(x, False))
+
+
+@triton.jit
+def bad_plain_call(x_ptr):
+    tl.store(x_ptr, unwrap_if_constexpr(1))
+)";
+  kiln::Module m = kiln::Module::from_string(file, "constexpr_fns.py");
+  CHECK(m.function_names() ==
+        std::vector<std::string>{"to_bits", "bad_tensor_arg", "bad_plain_call"});
+  std::vector<float> x{1.0f, -2.0f, 0.5f, 4.0f};
+  std::vector<uint32_t> bits(4);
+  float sum = 0;
+  m.kernel("to_bits")[{1}](x.data(), bits.data(), &sum, kiln::arg("N", 4));
+  for (int i = 0; i < 4; ++i) {
+    uint32_t want;
+    std::memcpy(&want, &x[i], 4);
+    CHECK(bits[i] == want);
+  }
+  CHECK(sum == 3.5f);
+  auto message = [&](const char *kernel) {
+    try {
+      m.kernel(kernel)[{1}](x.data());
+    } catch (const kiln::CompileError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(contains(message("bad_tensor_arg"),
+                 "'get_int_t' runs at compile time (a constexpr function), so its "
+                 "argument 'num_bits' must be a compile-time value"));
+  CHECK(contains(message("bad_plain_call"), "binds to a plain Python function (not @triton.jit)"));
+
+  // Their source, and their helpers', is part of the kernel's cache key.
+  std::string changed = file;
+  changed.replace(changed.find("o.value if"), 10, "(o).value if");
+  kiln::Module m2 = kiln::Module::from_string(changed, "constexpr_fns.py");
+  CHECK(m2.kernel("to_bits").cache_key() != m.kernel("to_bits").cache_key());
 }

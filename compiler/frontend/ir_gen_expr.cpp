@@ -264,6 +264,14 @@ std::optional<Val> IrGen::module_name(const ModuleInfo &mod, const std::string &
     r.mod = it->second;
     return r;
   }
+  if (auto it = mod.compile_time_functions.find(name);
+      it != mod.compile_time_functions.end() &&
+      (it->second->constexpr_decorated || compile_time_depth_ > 0)) {
+    Val r;
+    r.kind = Val::Kind::Function;
+    r.fn = it->second.get();
+    return r;
+  }
   if (auto it = mod.host_names.find(name); it != mod.host_names.end())
     fail(loc, "'" + frame_->fn->name + "' reads '" + name + "', which " + mod.ast.source->path() + ":" +
                   std::to_string(it->second.loc.line) + " binds to " + it->second.what +
@@ -320,6 +328,8 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         r.ns = Val::Ns::Extra;
         return r;
       }
+      if (attr == "core" || attr == "standard") // submodules tl re-exports
+        return base;
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
       if (attr.rfind("float8", 0) == 0)
@@ -744,9 +754,50 @@ Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {
   // As in Triton, a callee's tl.constexpr annotations are not checked: a
   // tensor passed there stays a tensor (the attention tutorial does this).
 
+  if (fn.compile_time)
+    return call_compile_time(fn, std::move(bound), loc);
   if (fn.noinline)
     return call_noinline(fn, bound, loc);
+  return call_inline(fn, std::move(bound), loc);
+}
 
+namespace {
+
+/// A value Python code could hold at compile time: a constant, a dtype, or
+/// a tuple of them.
+bool compile_time_value(const Val &v) {
+  if (v.kind == Val::Kind::Tuple) {
+    for (const Val &e : v.elems)
+      if (!compile_time_value(e))
+        return false;
+    return v.name.empty();
+  }
+  return v.is_const() || v.kind == Val::Kind::DType;
+}
+
+} // namespace
+
+Val IrGen::call_compile_time(const JitFunctionInfo &fn, Scope bound, Loc loc) {
+  // Triton runs such a function in Python on the unwrapped constexprs, so a
+  // tensor cannot reach it and what it returns is a constexpr again.
+  for (const ParamInfo &p : fn.params)
+    if (!compile_time_value(bound[p.name]))
+      fail(loc, "'" + fn.name + "' runs at compile time (a constexpr function), so its argument '" +
+                    p.name + "' must be a compile-time value, not a tensor");
+  ++compile_time_depth_;
+  struct Leave {
+    int &depth;
+    ~Leave() { --depth; }
+  } leave{compile_time_depth_};
+  Val r = call_inline(fn, std::move(bound), loc);
+  if (!compile_time_value(r))
+    fail(loc, "'" + fn.name +
+                  "' runs at compile time (a constexpr function) but its result is not a "
+                  "compile-time value");
+  return r;
+}
+
+Val IrGen::call_inline(const JitFunctionInfo &fn, Scope bound, Loc loc) {
   Frame frame;
   frame.fn = &fn;
   frame.scope = std::move(bound);

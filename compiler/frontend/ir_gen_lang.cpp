@@ -136,6 +136,30 @@ Val tl_log2_const(IrGen &g, CallArgs &a) {
   return Val::constant(ConstValue::of_int(log2));
 }
 
+/// tl.core.get_int_dtype(bitwidth, signed), which constexpr functions call.
+Val tl_get_int_dtype(IrGen &g, CallArgs &a) {
+  const int64_t bits =
+      g.const_int(required(g, a, 0, "bitwidth", "get_int_dtype"), "get_int_dtype's bitwidth");
+  const Val &s = required(g, a, 1, "signed", "get_int_dtype");
+  if (!s.is_const())
+    g.fail("get_int_dtype's signed must be a compile-time bool");
+  const bool is_signed = s.c.truthy();
+  switch (bits) {
+  case 1:
+    return Val::dtype(Type::scalar(DType::i1));
+  case 8:
+    return Val::dtype(Type::scalar(is_signed ? DType::i8 : DType::u8));
+  case 16:
+    return Val::dtype(Type::scalar(is_signed ? DType::i16 : DType::u16));
+  case 32:
+    return Val::dtype(Type::scalar(is_signed ? DType::i32 : DType::u32));
+  case 64:
+    return Val::dtype(Type::scalar(is_signed ? DType::i64 : DType::u64));
+  default:
+    g.fail("get_int_dtype: no integer dtype has " + std::to_string(bits) + " bits");
+  }
+}
+
 Val py_isinstance(IrGen &g, CallArgs &a) {
   return yes(instance_of(g, required(g, a, 0, "obj", "isinstance"),
                          required(g, a, 1, "class_or_tuple", "isinstance")));
@@ -262,6 +286,7 @@ const HandlerTable &lang_handlers() {
       {"dtype.is_const", is_false},
       {"py.isinstance", py_isinstance},
       {"tl._log2", tl_log2_const},
+      {"tl.get_int_dtype", tl_get_int_dtype},
       {"tl.pointer_type", tl_pointer_type},
       {"tl.assume", tl_assume},
       {"tl.to_tensor", tl_to_tensor},

@@ -108,6 +108,11 @@ public:
                     fn->heuristics.end());
     }
     m_.plain_functions = plain_defs_;
+    // The helpers a constexpr function may call: every other plain def.
+    if (!m_.compile_time_functions.empty())
+      for (const auto &[name, def] : plain_defs_)
+        if (!m_.compile_time_functions.count(name))
+          m_.compile_time_functions[name] = compile_time_function(name, *def, false);
   }
 
   /// An evaluator of module-level data: constants, data assigned to
@@ -172,6 +177,7 @@ private:
     m_.imported_modules.erase(name);
     m_.host_names.erase(name);
     plain_defs_.erase(name);
+    m_.compile_time_functions.erase(name);
     module_exprs_.erase(name);
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
@@ -533,6 +539,12 @@ private:
         return;
       bind_host(s.id, "a plain Python function (not @triton.jit)", s.loc);
       plain_defs_[s.id] = &s;
+      for (const ExprPtr &d : s.decorators) {
+        const std::string path = canonical(dotted_name(*d));
+        if (path == "triton.language.constexpr" || path == "triton.constexpr_function" ||
+            path == "triton.language.constexpr_function")
+          m_.compile_time_functions[s.id] = compile_time_function(s.id, s, true);
+      }
       return;
     }
     auto fn = make_function(s.id, s);
@@ -620,6 +632,14 @@ private:
       return;
     unbind(fn->name);
     m_.functions.push_back(std::move(fn));
+  }
+
+  std::unique_ptr<JitFunctionInfo> compile_time_function(const std::string &name, const Stmt &s,
+                                                         bool decorated) {
+    auto fn = make_function(name, s);
+    fn->compile_time = true;
+    fn->constexpr_decorated = decorated;
+    return fn;
   }
 
   std::unique_ptr<JitFunctionInfo> make_function(const std::string &name, const Stmt &s) {
