@@ -59,6 +59,14 @@ std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
       h.field(ctx.visiting.count(callee) ? "recursion:" + n : key_of(*callee, ctx));
       continue;
     }
+    if (auto c = mod.compile_time_functions.find(n);
+        c != mod.compile_time_functions.end() && c->second->constexpr_decorated) {
+      // A constexpr function may call any plain def of its module.
+      h.field("constexpr_fn:" + n);
+      for (const auto &[name, f] : mod.compile_time_functions)
+        h.field(name).field(f->source);
+      continue;
+    }
     if (auto m = mod.imported_modules.find(n); m != mod.imported_modules.end()) {
       // `utils.helper(...)`: the imported file's whole source stands for
       // whatever the kernel reaches in it.

@@ -145,7 +145,8 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     dict.items.push_back(std::move(v));
   };
   for (const frontend::Heuristic &h : info_.heuristics) {
-    PyValue v = eval.call_lambda(*h.lambda, dict);
+    PyValue v =
+        h.lambda ? eval.call_lambda(*h.lambda, dict) : eval.call_function(*h.def, {dict}, h.loc);
     if (v.kind != PyValue::Kind::Const)
       throw ArgumentError(info_.name + ": the heuristic for '" + h.name + "' gave a value that is not a number, "
                           "bool or None");

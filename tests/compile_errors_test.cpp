@@ -724,7 +724,7 @@ TEST_CASE("compile errors: a math function on integers asks for a conversion") {
   CHECK(e.message() == "tl.tanh needs floating-point operands, not i32; convert with .to(tl.float32)");
 }
 
-TEST_CASE("compile errors: a return inside a runtime loop is refused; an early exit is not") {
+TEST_CASE("compile errors: a return inside a runtime loop is refused, as Triton does") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    for i in range(n):\n"
@@ -732,7 +732,9 @@ TEST_CASE("compile errors: a return inside a runtime loop is refused; an early e
                                              "            return\n",
                                              ptr_and_n());
   CHECK(e.line() == 8);
-  CHECK(contains(e.message(), "only an early exit (`if cond: return ...` among the function's top-level statements)"));
+  CHECK(contains(e.message(),
+                 "a return inside a for or while loop is not allowed (Triton refuses it too"));
+  CHECK(contains(e.message(), "return it after the loop"));
 }
 
 TEST_CASE("compile errors: tl.reduce's combine_fn must return one value per input") {

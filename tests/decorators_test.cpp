@@ -215,7 +215,8 @@ TEST_CASE("decorators: a malformed decorator is an error of its kernel only, whe
                  "names 'm', which is not a parameter of 'k'"));
   CHECK(contains(use_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n'], tuner=1)"),
                  "triton.autotune has no argument 'tuner'"));
-  CHECK(contains(use_error("@triton.heuristics({'BLOCK': 8})"), "must be a lambda of one argument"));
+  CHECK(contains(use_error("@triton.heuristics({'BLOCK': 8})"),
+                 "must be a lambda or a function of one argument"));
   CHECK(contains(use_error("@triton.heuristics({'SIZE': lambda a: 8})"), "names no parameter of 'k'"));
   // As in Triton, a tuning key that names no parameter is ignored.
   CHECK(use_error("@triton.autotune(configs=[triton.Config({'BLOCK': 8})], key=['n', 'typo'])") == "no error");

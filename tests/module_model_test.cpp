@@ -5,8 +5,11 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -329,4 +332,279 @@ def add_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr, USE_GDC: tl.constexpr):
   std::vector<float> x{1.0f, 2.0f}, out(2);
   m.kernel("add_kernel")[{1}](x.data(), out.data(), 2, kiln::arg("BLOCK", 2), kiln::arg("USE_GDC", true));
   CHECK(out == std::vector<float>{2.0f, 3.0f});
+}
+
+TEST_CASE("module model: constexpr globals from torch.finfo, torch.iinfo and float('inf')") {
+  // As FlagGems writes them: limits of a dtype computed by torch at import.
+  kiln::Module m = kiln::Module::from_string(R"(import torch
+import torch as th
+import triton
+import triton.language as tl
+
+F32_MIN = tl.constexpr(torch.finfo(torch.float32).min)
+F16_MAX = tl.constexpr(th.finfo(th.half).max)
+BF16_EPS = tl.constexpr(torch.finfo(torch.bfloat16).eps)
+I8_MIN = tl.constexpr(torch.iinfo(torch.int8).min)
+I64_MAX = tl.constexpr(torch.iinfo(torch.int64).max)
+NEG_INF = tl.constexpr(float("-inf"))
+TINY = tl.constexpr(torch.finfo(torch.float32).tiny)
+
+
+@triton.jit
+def limits(out_ptr, big_ptr):
+    tl.store(out_ptr + 0, F32_MIN)
+    tl.store(out_ptr + 1, F16_MAX)
+    tl.store(out_ptr + 2, BF16_EPS)
+    tl.store(out_ptr + 3, I8_MIN)
+    tl.store(out_ptr + 4, NEG_INF)
+    tl.store(out_ptr + 5, TINY)
+    tl.store(big_ptr, I64_MAX)
+)",
+                                             "limits.py");
+  std::vector<float> out(6);
+  int64_t big = 0;
+  m.kernel("limits")[{1}](out.data(), &big);
+  CHECK(out[0] == std::numeric_limits<float>::lowest());
+  CHECK(out[1] == 65504.0f);
+  CHECK(out[2] == 0.0078125f);
+  CHECK(out[3] == -128.0f);
+  CHECK(std::isinf(out[4]));
+  CHECK(out[4] < 0);
+  CHECK(out[5] == std::numeric_limits<float>::min());
+  CHECK(big == std::numeric_limits<int64_t>::max());
+}
+
+TEST_CASE(
+    "module model: torch values kiln cannot evaluate are errors of the kernel that reads them") {
+  kiln::Module m = kiln::Module::from_string(R"(import torch
+import triton
+import triton.language as tl
+
+BAD = tl.constexpr(torch.finfo(torch.int32).max)
+WORSE = tl.constexpr(float("one"))
+
+
+@triton.jit
+def reads_bad(out_ptr):
+    tl.store(out_ptr, BAD)
+
+
+@triton.jit
+def reads_worse(out_ptr):
+    tl.store(out_ptr, WORSE)
+
+
+@triton.jit
+def reads_torch(out_ptr):
+    tl.store(out_ptr, tl.full((), 1, torch.float32))
+
+
+@triton.jit
+def fine(out_ptr):
+    tl.store(out_ptr, 1.0)
+)",
+                                             "bad_limits.py");
+  float out = 0;
+  m.kernel("fine")[{1}](&out);
+  CHECK(out == 1.0f);
+  auto message = [&](const char *kernel) {
+    try {
+      m.kernel(kernel)[{1}](&out);
+    } catch (const kiln::CompileError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(contains(message("reads_bad"), "torch.finfo() takes a floating point dtype"));
+  CHECK(contains(message("reads_worse"), "could not convert string to float: 'one'"));
+  CHECK(contains(message("reads_torch"), "the module 'torch'"));
+}
+
+TEST_CASE("module model: a helper taking a tensor descriptor or a pointer, as the attention "
+          "tutorial writes it") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def _maybe_make_tensor_desc(desc_or_ptr, shape, strides, block_shape):
+    if isinstance(desc_or_ptr, tl.tensor_descriptor):
+        return desc_or_ptr
+    else:
+        return tl.make_tensor_descriptor(desc_or_ptr, shape, strides, block_shape)
+
+
+@triton.jit
+def copy_rows(src, dst, M, N: tl.constexpr, BM: tl.constexpr):
+    d_src = _maybe_make_tensor_desc(src, [M, N], [N, 1], [BM, N])
+    d_src = _maybe_make_tensor_desc(d_src, [M, N], [N, 1], [BM, N])
+    d_dst = _maybe_make_tensor_desc(dst, [M, N], [N, 1], [BM, N])
+    tl.static_assert(isinstance(d_src, tl.tensor_descriptor))
+    tl.static_assert(not isinstance(d_src, tuple))
+    tl.static_assert(not isinstance(src, tl.tensor_descriptor))
+    bp = tl.make_block_ptr(src, (M, N), (N, 1), (0, 0), (BM, N), (1, 0))
+    tl.static_assert(isinstance(bp, tl.tensor))
+    off = tl.program_id(0) * BM
+    d_dst.store([off, 0], d_src.load([off, 0]) * 2)
+)",
+                                             "desc_or_ptr.py");
+  std::vector<float> src(8 * 4), dst(8 * 4, -1);
+  for (size_t i = 0; i < src.size(); ++i)
+    src[i] = static_cast<float>(i);
+  m.kernel("copy_rows")[{2}](src.data(), dst.data(), 8, kiln::arg("N", 4), kiln::arg("BM", 4));
+  for (size_t i = 0; i < src.size(); ++i)
+    CHECK(dst[i] == 2 * src[i]);
+}
+
+TEST_CASE("module model: triton.language.core and .standard imports, x.numel and tensors for "
+          "constexpr-annotated "
+          "helper parameters") {
+  // FlagGems' sorts import from Triton's submodules; the attention tutorial
+  // passes a tensor to a helper parameter annotated tl.constexpr, which
+  // Triton does not check.
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+import triton.language.core as core
+
+try:
+    from triton.language.standard import _log2, zeros_like
+except ImportError:
+    pass
+
+
+@triton.jit
+def _shift(x, offs: tl.constexpr, n_dims: core.constexpr):
+    return x + offs + zeros_like(x) + n_dims
+
+
+@triton.jit
+def sizes(out_ptr, N: tl.constexpr):
+    x = core.arange(0, N)
+    n_dims: core.constexpr = _log2(x.numel)
+    tl.static_assert(x.numel == N)
+    tl.store(out_ptr + x, _shift(x, x, n_dims))
+)",
+                                             "flaggems_style.py");
+  std::vector<int32_t> out(16);
+  m.kernel("sizes")[{1}](out.data(), kiln::arg("N", 16));
+  for (int i = 0; i < 16; ++i)
+    CHECK(out[i] == 2 * i + 4);
+}
+
+TEST_CASE("module model: FlagGems idioms: heuristics by named function, stale do_not_specialize "
+          "names, tl.tensor "
+          "hints, `if ptr:` and .to on a constexpr copy") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+def block_for(args):
+    return triton.next_power_of_2(args["n"])
+
+
+@triton.heuristics(values={"BLOCK": block_for, "HAS_BIAS": lambda args: args["bias_ptr"] is not None})
+@triton.jit(do_not_specialize=["n", "row_stride"])
+def scale_kernel(x_ptr: tl.tensor, out_ptr, bias_ptr, weight_ptr, n, BLOCK: tl.constexpr, HAS_BIAS: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    if weight_ptr:
+        x = x * tl.load(weight_ptr)
+    if HAS_BIAS:
+        x = x + tl.load(bias_ptr)
+    block = BLOCK
+    tl.store(out_ptr + offs, x + block.to(tl.float32), mask=mask)
+)",
+                                             "flaggems_idioms.py");
+  kiln::Kernel k = m.kernel("scale_kernel");
+  CHECK(k.params()[4].do_not_specialize);
+  std::vector<float> x{1, 2, 3, 4, 5}, out(5);
+  float w = 3, bias = 0.5f;
+  k[{1}](x.data(), out.data(), &bias, &w, 5);
+  for (int i = 0; i < 5; ++i)
+    CHECK(out[i] == doctest::Approx(x[i] * 3 + 0.5f + 8)); // BLOCK = next_power_of_2(5)
+  k[{1}](x.data(), out.data(), nullptr, nullptr, 5);
+  for (int i = 0; i < 5; ++i)
+    CHECK(out[i] == doctest::Approx(x[i] + 8));
+}
+
+TEST_CASE("module model: @tl.constexpr functions run at compile time on dtypes and constexprs, "
+          "with the plain "
+          "helpers they call") {
+  // As FlagGems' sorts and scans write them.
+  const std::string file = R"(import triton
+import triton.language as tl
+
+
+def unwrap_if_constexpr(o):
+    return o.value if isinstance(o, tl.constexpr) else o
+
+
+@tl.constexpr
+def get_int_t(num_bits: tl.constexpr, signed: tl.constexpr) -> tl.dtype:
+    num_bits = unwrap_if_constexpr(num_bits)
+    signed = unwrap_if_constexpr(signed)
+    return tl.core.get_int_dtype(num_bits, signed)
+
+
+@triton.constexpr_function
+def accum_type(inp_dtype):
+    if inp_dtype.is_bf16() or inp_dtype.is_fp16():
+        return tl.float32
+    if inp_dtype.is_int():
+        return tl.int64
+    return inp_dtype
+
+
+@triton.jit
+def to_bits(x_ptr, out_ptr, sum_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    num_bits: tl.constexpr = x.dtype.primitive_bitwidth
+    ux = tl.cast(x, get_int_t(num_bits, False), bitcast=True)
+    tl.store(out_ptr + tl.arange(0, N), ux)
+    acc_dtype: tl.constexpr = accum_type(x_ptr.type.element_ty)
+    tl.store(sum_ptr, tl.sum(x.to(acc_dtype), axis=0))
+
+
+@triton.jit
+def bad_tensor_arg(x_ptr):
+    x = tl.load(x_ptr)
+    tl.store(x_ptr, get_int_t(x, False))
+
+
+@triton.jit
+def bad_plain_call(x_ptr):
+    tl.store(x_ptr, unwrap_if_constexpr(1))
+)";
+  kiln::Module m = kiln::Module::from_string(file, "constexpr_fns.py");
+  CHECK(m.function_names() ==
+        std::vector<std::string>{"to_bits", "bad_tensor_arg", "bad_plain_call"});
+  std::vector<float> x{1.0f, -2.0f, 0.5f, 4.0f};
+  std::vector<uint32_t> bits(4);
+  float sum = 0;
+  m.kernel("to_bits")[{1}](x.data(), bits.data(), &sum, kiln::arg("N", 4));
+  for (int i = 0; i < 4; ++i) {
+    uint32_t want;
+    std::memcpy(&want, &x[i], 4);
+    CHECK(bits[i] == want);
+  }
+  CHECK(sum == 3.5f);
+  auto message = [&](const char *kernel) {
+    try {
+      m.kernel(kernel)[{1}](x.data());
+    } catch (const kiln::CompileError &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(contains(message("bad_tensor_arg"),
+                 "'get_int_t' runs at compile time (a constexpr function), so its "
+                 "argument 'num_bits' must be a compile-time value"));
+  CHECK(contains(message("bad_plain_call"), "binds to a plain Python function (not @triton.jit)"));
+
+  // Their source, and their helpers', is part of the kernel's cache key.
+  std::string changed = file;
+  changed.replace(changed.find("o.value if"), 10, "(o).value if");
+  kiln::Module m2 = kiln::Module::from_string(changed, "constexpr_fns.py");
+  CHECK(m2.kernel("to_bits").cache_key() != m.kernel("to_bits").cache_key());
 }

@@ -121,15 +121,20 @@ void read_heuristics(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
     if (key.kind != PyValue::Kind::Const || key.c.kind != ConstValue::Kind::Str)
       fail(fn, values->loc, "triton.heuristics' keys must be parameter names as strings");
     const std::string &name = key.c.s;
-    const Loc loc = v.lambda ? v.lambda->loc : values->loc;
-    if (v.kind != PyValue::Kind::Lambda || v.lambda->params.size() != 1)
-      fail(fn, loc, "the heuristic for '" + name + "' must be a lambda of one argument (the arguments)");
+    const Loc loc = v.lambda ? v.lambda->loc : v.def ? v.def->loc : values->loc;
+    const bool lambda = v.kind == PyValue::Kind::Lambda && v.lambda->params.size() == 1;
+    const bool def = v.kind == PyValue::Kind::Function && v.def->params.size() == 1;
+    if (!lambda && !def)
+      fail(fn, loc,
+           "the heuristic for '" + name +
+               "' must be a lambda or a function of one argument (the arguments)");
     bool known = name == "num_warps" || name == "num_stages";
     for (const ParamInfo &p : fn.params)
       known |= p.name == name;
     if (!known)
       fail(fn, loc, "the heuristic '" + name + "' names no parameter of '" + fn.name + "'");
-    fn.heuristics.push_back(Heuristic{name, v.lambda, loc});
+    fn.heuristics.push_back(
+        Heuristic{name, lambda ? v.lambda : nullptr, def ? v.def : nullptr, loc});
   }
 }
 

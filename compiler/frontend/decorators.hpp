@@ -42,10 +42,12 @@ struct AutotuneInfo {
 
 /// `"NAME": lambda args: EXPR` of `@triton.heuristics({...})`: NAME's value is
 /// EXPR evaluated at launch over the bound arguments (a parameter, or an
-/// option such as num_warps).
+/// option such as num_warps). A module-level `def f(args)` may stand for the
+/// lambda, as FlagGems writes some.
 struct Heuristic {
   std::string name;
   const Expr *lambda = nullptr; ///< the lambda, owned by the module's tree
+  const Stmt *def = nullptr;    ///< or the plain function
   Loc loc;
 };
 

@@ -731,9 +731,9 @@ void IrGen::exec_while(const Stmt &s) {
 void IrGen::exec_return(const Stmt &s) {
   // A return among the top-level statements of a branch of an early exit.
   if (frame_->runtime_depth > 0 && frame_->runtime_depth != frame_->top_depth)
-    fail(s.loc, "this return inside runtime control flow is not supported by kiln yet: only an early exit "
-                "(`if cond: return ...` among the function's top-level statements) is; assign the value to a "
-                "variable and return it at the end of the function");
+    fail(s.loc,
+         "a return inside a for or while loop is not allowed (Triton refuses it too, also in a "
+         "function the loop calls): assign the value to a variable and return it after the loop");
   frame_->result = s.value ? eval(*s.value) : Val::constant(ConstValue::none());
   frame_->result_loc = s.loc;
   frame_->returned = true;

@@ -264,6 +264,14 @@ std::optional<Val> IrGen::module_name(const ModuleInfo &mod, const std::string &
     r.mod = it->second;
     return r;
   }
+  if (auto it = mod.compile_time_functions.find(name);
+      it != mod.compile_time_functions.end() &&
+      (it->second->constexpr_decorated || compile_time_depth_ > 0)) {
+    Val r;
+    r.kind = Val::Kind::Function;
+    r.fn = it->second.get();
+    return r;
+  }
   if (auto it = mod.host_names.find(name); it != mod.host_names.end())
     fail(loc, "'" + frame_->fn->name + "' reads '" + name + "', which " + mod.ast.source->path() + ":" +
                   std::to_string(it->second.loc.line) + " binds to " + it->second.what +
@@ -320,6 +328,8 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         r.ns = Val::Ns::Extra;
         return r;
       }
+      if (attr == "core" || attr == "standard") // submodules tl re-exports
+        return base;
       if (auto t = language_dtype(attr))
         return Val::dtype(Type::scalar(*t));
       if (attr.rfind("float8", 0) == 0)
@@ -371,6 +381,12 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
         dims.push_back(Val::constant(ConstValue::of_int(t.shape[d])));
       return Val::tuple(std::move(dims));
     }
+    if (attr == "numel") { // a constexpr in Triton, as the shape is
+      int64_t n = 1;
+      for (int d = 0; d < t.rank; ++d)
+        n *= t.shape[d];
+      return Val::constant(ConstValue::of_int(n));
+    }
     if (attr == "T")
       return Val::tensor(sem().trans(base.v, {1, 0}));
     return Val::method(attr, base);
@@ -379,6 +395,10 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
   case Val::Kind::Const:
     if (attr == "value")
       return base;
+    // Triton turns a constexpr assigned to a plain variable into a scalar
+    // tensor, so `n = BLOCK; n.to(tl.uint32)` is valid there.
+    if (attr == "to" && base.c.is_number())
+      return Val::method(attr, Val::tensor(to_tensor(base, "the value")));
     break;
   case Val::Kind::Tuple:
     if (!base.name.empty()) // a block pointer or tensor descriptor
@@ -731,13 +751,53 @@ Val IrGen::call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc) {
       fail(loc, "missing argument '" + p.name + "' in the call to '" + fn.name + "'");
     bound[p.name] = Val::constant(*p.default_value);
   }
-  for (const ParamInfo &p : fn.params)
-    if (p.is_constexpr && bound[p.name].is_tensor())
-      fail(loc, "argument '" + p.name + "' of '" + fn.name + "' is tl.constexpr but got a tensor");
+  // As in Triton, a callee's tl.constexpr annotations are not checked: a
+  // tensor passed there stays a tensor (the attention tutorial does this).
 
+  if (fn.compile_time)
+    return call_compile_time(fn, std::move(bound), loc);
   if (fn.noinline)
     return call_noinline(fn, bound, loc);
+  return call_inline(fn, std::move(bound), loc);
+}
 
+namespace {
+
+/// A value Python code could hold at compile time: a constant, a dtype, or
+/// a tuple of them.
+bool compile_time_value(const Val &v) {
+  if (v.kind == Val::Kind::Tuple) {
+    for (const Val &e : v.elems)
+      if (!compile_time_value(e))
+        return false;
+    return v.name.empty();
+  }
+  return v.is_const() || v.kind == Val::Kind::DType;
+}
+
+} // namespace
+
+Val IrGen::call_compile_time(const JitFunctionInfo &fn, Scope bound, Loc loc) {
+  // Triton runs such a function in Python on the unwrapped constexprs, so a
+  // tensor cannot reach it and what it returns is a constexpr again.
+  for (const ParamInfo &p : fn.params)
+    if (!compile_time_value(bound[p.name]))
+      fail(loc, "'" + fn.name + "' runs at compile time (a constexpr function), so its argument '" +
+                    p.name + "' must be a compile-time value, not a tensor");
+  ++compile_time_depth_;
+  struct Leave {
+    int &depth;
+    ~Leave() { --depth; }
+  } leave{compile_time_depth_};
+  Val r = call_inline(fn, std::move(bound), loc);
+  if (!compile_time_value(r))
+    fail(loc, "'" + fn.name +
+                  "' runs at compile time (a constexpr function) but its result is not a "
+                  "compile-time value");
+  return r;
+}
+
+Val IrGen::call_inline(const JitFunctionInfo &fn, Scope bound, Loc loc) {
   Frame frame;
   frame.fn = &fn;
   frame.scope = std::move(bound);

@@ -175,6 +175,9 @@ private:
   Val call(const Val &fn, CallArgs &args, Loc loc);
   Val call_jit(const JitFunctionInfo &fn, CallArgs &args, Loc loc);
   Val call_noinline(const JitFunctionInfo &fn, const Scope &bound, Loc loc);
+  Val call_inline(const JitFunctionInfo &fn, Scope bound, Loc loc);
+  /// A `@tl.constexpr def` (or a plain helper it calls): run on compile-time values.
+  Val call_compile_time(const JitFunctionInfo &fn, Scope bound, Loc loc);
   Val binop(Op op, const Val &a, const Val &b, Loc loc);
   Val unaryop(Op op, const Val &a, Loc loc);
   Val compare(Op op, const Val &a, const Val &b, Loc loc);
@@ -213,6 +216,9 @@ private:
   void note_scoped_out(const Scope &inner, const std::string &why);
   Frame *frame_ = nullptr;
   int call_depth_ = 0;
+  /// >0 while a compile-time function (`@tl.constexpr def`) runs: then the
+  /// module's plain helpers are callable too, as in Python.
+  int compile_time_depth_ = 0;
   std::map<std::string, ir::Function *> device_functions_;
 };
 

@@ -83,7 +83,8 @@ Val is_any_fp8(IrGen &g, CallArgs &a) {
 }
 
 /// isinstance(x, cls) for the classes kernels test: tl.tensor,
-/// tl.constexpr, tl.dtype, tuple, int, float, bool, str (or a tuple of them).
+/// tl.constexpr, tl.dtype, tl.tensor_descriptor, tuple, int, float, bool, str
+/// (or a tuple of them).
 bool instance_of(IrGen &g, const Val &x, const Val &cls) {
   if (cls.kind == Val::Kind::Tuple) {
     for (const Val &c : cls.elems)
@@ -96,8 +97,8 @@ bool instance_of(IrGen &g, const Val &x, const Val &cls) {
   const std::string &n = cls.name;
   const bool num = x.is_const();
   const ConstValue::Kind k = x.c.kind;
-  if (n == "tl.tensor")
-    return x.is_tensor();
+  if (n == "tl.tensor") // a block pointer is a tensor of pointers in Triton
+    return x.is_tensor() || (x.kind == Val::Kind::Tuple && x.name == "tl.block_ptr");
   if (n == "tl.constexpr")
     return x.is_const() || x.kind == Val::Kind::DType;
   if (n == "tl.dtype")
@@ -106,8 +107,11 @@ bool instance_of(IrGen &g, const Val &x, const Val &cls) {
     return x.kind == Val::Kind::DType && x.type.pointer && !x.type.is_block();
   if (n == "tl.block_type")
     return x.kind == Val::Kind::DType && x.type.is_block();
+  // Descriptors and block pointers are named tuples: test the name first.
+  if (n == "tl.tensor_descriptor" || n == "tl.tensor_descriptor_base")
+    return x.kind == Val::Kind::Tuple && x.name == "tl.tensor_descriptor";
   if (n == "tl.tuple" || n == "py.tuple" || n == "py.list")
-    return x.kind == Val::Kind::Tuple;
+    return x.kind == Val::Kind::Tuple && x.name.empty();
   if (n == "py.int")
     return num && (k == ConstValue::Kind::Int || k == ConstValue::Kind::Bool);
   if (n == "py.float")
@@ -118,6 +122,42 @@ bool instance_of(IrGen &g, const Val &x, const Val &cls) {
     return num && k == ConstValue::Kind::Str;
   g.fail("isinstance with " + (n.rfind("py.", 0) == 0 ? n.substr(3) : n) +
          " is not supported by kiln yet");
+}
+
+/// triton.language.standard._log2(n): floor(log2(n)) of a constexpr, which
+/// FlagGems' bitonic sorts import directly.
+Val tl_log2_const(IrGen &g, CallArgs &a) {
+  int64_t n = g.const_int(required(g, a, 0, "i", "_log2"), "_log2's argument");
+  int64_t log2 = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++log2;
+  }
+  return Val::constant(ConstValue::of_int(log2));
+}
+
+/// tl.core.get_int_dtype(bitwidth, signed), which constexpr functions call.
+Val tl_get_int_dtype(IrGen &g, CallArgs &a) {
+  const int64_t bits =
+      g.const_int(required(g, a, 0, "bitwidth", "get_int_dtype"), "get_int_dtype's bitwidth");
+  const Val &s = required(g, a, 1, "signed", "get_int_dtype");
+  if (!s.is_const())
+    g.fail("get_int_dtype's signed must be a compile-time bool");
+  const bool is_signed = s.c.truthy();
+  switch (bits) {
+  case 1:
+    return Val::dtype(Type::scalar(DType::i1));
+  case 8:
+    return Val::dtype(Type::scalar(is_signed ? DType::i8 : DType::u8));
+  case 16:
+    return Val::dtype(Type::scalar(is_signed ? DType::i16 : DType::u16));
+  case 32:
+    return Val::dtype(Type::scalar(is_signed ? DType::i32 : DType::u32));
+  case 64:
+    return Val::dtype(Type::scalar(is_signed ? DType::i64 : DType::u64));
+  default:
+    g.fail("get_int_dtype: no integer dtype has " + std::to_string(bits) + " bits");
+  }
 }
 
 Val py_isinstance(IrGen &g, CallArgs &a) {
@@ -245,6 +285,8 @@ const HandlerTable &lang_handlers() {
       {"dtype.is_void", is_false},
       {"dtype.is_const", is_false},
       {"py.isinstance", py_isinstance},
+      {"tl._log2", tl_log2_const},
+      {"tl.get_int_dtype", tl_get_int_dtype},
       {"tl.pointer_type", tl_pointer_type},
       {"tl.assume", tl_assume},
       {"tl.to_tensor", tl_to_tensor},

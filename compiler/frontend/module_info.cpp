@@ -27,6 +27,9 @@ constexpr TritonModule kTritonModules[] = {
     {"triton.language.extra.cuda", ModuleAlias::Extra},
     {"triton.language.extra", ModuleAlias::Extra},
     {"triton.language.math", ModuleAlias::LanguageMath},
+    // Submodules whose public members triton.language re-exports.
+    {"triton.language.standard", ModuleAlias::Language},
+    {"triton.language.core", ModuleAlias::Language},
     {"triton.language", ModuleAlias::Language},
     {"triton", ModuleAlias::Triton},
 };
@@ -105,6 +108,11 @@ public:
                     fn->heuristics.end());
     }
     m_.plain_functions = plain_defs_;
+    // The helpers a constexpr function may call: every other plain def.
+    if (!m_.compile_time_functions.empty())
+      for (const auto &[name, def] : plain_defs_)
+        if (!m_.compile_time_functions.count(name))
+          m_.compile_time_functions[name] = compile_time_function(name, *def, false);
   }
 
   /// An evaluator of module-level data: constants, data assigned to
@@ -169,15 +177,16 @@ private:
     m_.imported_modules.erase(name);
     m_.host_names.erase(name);
     plain_defs_.erase(name);
+    m_.compile_time_functions.erase(name);
     module_exprs_.erase(name);
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
 
-  void bind_host(const std::string &name, std::string what, Loc loc) {
+  void bind_host(const std::string &name, std::string what, Loc loc, std::string module = "") {
     if (!may_bind(name) || (conditional_ > 0 && m_.host_names.count(name)))
       return;
     unbind(name);
-    m_.host_names[name] = HostName{std::move(what), loc};
+    m_.host_names[name] = HostName{std::move(what), loc, std::move(module)};
   }
 
   void bind_alias(const std::string &name, ModuleAlias a) {
@@ -339,7 +348,7 @@ private:
       unbind(as);
       m_.imported_modules[as] = mod;
     } else {
-      bind_host(as, why, loc);
+      bind_host(as, why, loc, dotted);
     }
   }
 
@@ -418,12 +427,16 @@ private:
         }
       }
       if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.language.constexpr")) {
+        std::string why;
         if (v.children.size() == 2)
-          if (auto c = try_constant(*v.children[1])) {
+          if (auto c = try_constant(*v.children[1], &why)) {
             bind_global(name, *c, true, s.loc);
             continue;
           }
-        bind_host(name, "a tl.constexpr(...) whose value kiln cannot evaluate", s.loc);
+        bind_host(name,
+                  "a tl.constexpr(...) whose value kiln cannot evaluate" +
+                      (why.empty() ? "" : " (" + why + ")"),
+                  s.loc);
         continue;
       }
       if (auto c = try_constant(v)) {
@@ -467,10 +480,12 @@ private:
 
   /// A module-level constant expression, or nullopt when kiln cannot
   /// evaluate it (a call into host code, a name it does not know, ...).
-  std::optional<ConstValue> try_constant(const Expr &e) {
+  std::optional<ConstValue> try_constant(const Expr &e, std::string *why = nullptr) {
     try {
       return constant(e);
-    } catch (const CompileError &) {
+    } catch (const CompileError &err) {
+      if (why)
+        *why = err.message();
       return std::nullopt;
     }
   }
@@ -501,12 +516,13 @@ private:
       } else {
         fail(c->loc, std::string(what) + " must list parameter names (strings) or indices");
       }
+      // Triton matches these against the parameters and ignores a name
+      // that is none of them (FlagGems leaves such names behind).
       bool found = false;
       for (const ParamInfo &p : fn.params)
         found |= p.name == out.back();
       if (!found)
-        fail(c->loc, std::string(what) + " names '" + out.back() + "', which is not a parameter of '" +
-                         fn.name + "'");
+        out.pop_back();
     }
     return out;
   }
@@ -523,6 +539,12 @@ private:
         return;
       bind_host(s.id, "a plain Python function (not @triton.jit)", s.loc);
       plain_defs_[s.id] = &s;
+      for (const ExprPtr &d : s.decorators) {
+        const std::string path = canonical(dotted_name(*d));
+        if (path == "triton.language.constexpr" || path == "triton.constexpr_function" ||
+            path == "triton.language.constexpr_function")
+          m_.compile_time_functions[s.id] = compile_time_function(s.id, s, true);
+      }
       return;
     }
     auto fn = make_function(s.id, s);
@@ -612,6 +634,14 @@ private:
     m_.functions.push_back(std::move(fn));
   }
 
+  std::unique_ptr<JitFunctionInfo> compile_time_function(const std::string &name, const Stmt &s,
+                                                         bool decorated) {
+    auto fn = make_function(name, s);
+    fn->compile_time = true;
+    fn->constexpr_decorated = decorated;
+    return fn;
+  }
+
   std::unique_ptr<JitFunctionInfo> make_function(const std::string &name, const Stmt &s) {
     auto fn = std::make_unique<JitFunctionInfo>();
     fn->module = &m_;
@@ -670,7 +700,13 @@ private:
         for (const auto &[n, t] : types)
           if (member == n)
             info.annotated_type = t;
-        if (!info.annotated_type)
+        // Class annotations are type hints Triton ignores (`x: tl.tensor`).
+        static const char *const hints[] = {"tensor", "pointer_type", "block_type", "dtype",
+                                            "tensor_descriptor"};
+        bool hint = false;
+        for (const char *h : hints)
+          hint |= member == h;
+        if (!info.annotated_type && !hint)
           fail(p.annotation->loc, "unsupported parameter annotation '" + info.annotation +
                                       "'; use tl.constexpr, tl.const or a scalar dtype like tl.int64");
       }
@@ -740,6 +776,8 @@ std::string ModuleInfo::canonical(const std::string &name) const {
     return std::string(alias_path(it->second)) + rest;
   if (auto it = language_names.find(head); it != language_names.end())
     return std::string(alias_path(it->second.first)) + "." + it->second.second + rest;
+  if (auto it = host_names.find(head); it != host_names.end() && it->second.module == "torch")
+    return "torch" + rest;
   return "";
 }
 

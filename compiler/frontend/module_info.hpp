@@ -43,6 +43,11 @@ struct JitFunctionInfo {
   std::vector<ParamInfo> params;
   bool noinline = false;
   bool debug = false;
+  /// A plain def that runs at compile time on compile-time values: one
+  /// decorated `@tl.constexpr` / `@triton.constexpr_function`, which kernels
+  /// may call, or (undecorated) a plain helper such a function calls.
+  bool compile_time = false;
+  bool constexpr_decorated = false;
   std::string source; ///< the function's text without decorators
   uint32_t first_line = 0;
   /// `@triton.autotune` / `@triton.heuristics` above the jit decorator.
@@ -85,6 +90,8 @@ struct GlobalInfo {
 struct HostName {
   std::string what; ///< "a class", "the module 'torch'", "a plain Python function", ...
   Loc loc;
+  /// The dotted path when the name is an imported module ("torch"), else "".
+  std::string module;
 };
 
 class ModuleSet;
@@ -106,12 +113,17 @@ struct ModuleInfo {
   std::map<std::string, HostName> host_names;
   /// Plain module-level functions, which a heuristic may call.
   std::map<std::string, const Stmt *> plain_functions;
+  /// Plain defs kiln runs at compile time (JitFunctionInfo::compile_time);
+  /// empty unless the module decorates one `@tl.constexpr`.
+  std::map<std::string, std::unique_ptr<JitFunctionInfo>> compile_time_functions;
   /// Keeps the modules this one imports (and their imports) alive.
   std::shared_ptr<const ModuleSet> imports;
 
   /// The canonical path of a dotted name given this module's imports:
   /// "triton.language.constexpr" for `tl.constexpr` after `import
-  /// triton.language as tl`; "" when it is not part of triton or math.
+  /// triton.language as tl`; "torch.float32" for `th.float32` after
+  /// `import torch as th` (for the plain-data evaluator only); "" when it is
+  /// not part of triton, math or torch.
   std::string canonical(const std::string &dotted) const;
 
   /// A jit function this module defines.

@@ -1,13 +1,46 @@
 #include "compiler/frontend/py_eval.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cmath>
+#include <limits>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
+#include "compiler/frontend/torch_names.hpp"
 
 namespace kiln::frontend {
 
 namespace {
+
+/// float(s) as Python reads a string: surrounding blanks, an optional sign,
+/// "inf" / "infinity" / "nan" in any case, or a decimal literal.
+std::optional<double> python_float(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+    s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+    s.remove_suffix(1);
+  double sign = 1;
+  std::string_view body = s;
+  if (!body.empty() && (body[0] == '+' || body[0] == '-')) {
+    sign = body[0] == '-' ? -1 : 1;
+    body.remove_prefix(1);
+  }
+  std::string lower(body);
+  for (char &c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "inf" || lower == "infinity")
+    return sign * std::numeric_limits<double>::infinity();
+  if (lower == "nan")
+    return std::numeric_limits<double>::quiet_NaN();
+  if (body.empty() || body[0] == '+' || body[0] == '-')
+    return std::nullopt;
+  double d = 0;
+  auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), d);
+  if (ec != std::errc() || end != body.data() + body.size())
+    return std::nullopt;
+  return sign * d;
+}
 
 // Config lists are small; a deeper nesting (or a function calling itself)
 // is a hostile or generated file, refused before it can exhaust the stack.
@@ -190,6 +223,11 @@ PyValue PyEval::eval(const Expr &e) {
       return PyValue::of(ConstValue::of_float(M_E));
     if (path == "math.inf")
       return PyValue::of(ConstValue::of_float(INFINITY));
+    if (path.rfind("torch.", 0) == 0)
+      if (std::optional<DType> t = torch_dtype(path.substr(6)))
+        return PyValue::of(ConstValue::of_dtype(*t));
+    if (std::optional<PyValue> v = dtype_limit(e))
+      return *v;
     fail(e.loc, "kiln cannot evaluate the attribute '" + e.id + "' here (only plain data: numbers, strings, "
                 "lists, dicts, comprehensions and triton.Config)");
   }
@@ -197,6 +235,24 @@ PyValue PyEval::eval(const Expr &e) {
   }
   fail(e.loc, "kiln cannot evaluate this expression outside a kernel (only plain data: numbers, strings, "
               "lists, dicts, comprehensions, range and triton.Config)");
+}
+
+std::optional<PyValue> PyEval::dtype_limit(const Expr &e) {
+  const Expr &info = *e.children[0];
+  if (info.kind != ExprKind::Call)
+    return std::nullopt;
+  const std::string fn = canonical_(dotted_name(*info.children[0]));
+  if (fn != "torch.finfo" && fn != "torch.iinfo")
+    return std::nullopt;
+  if (info.children.size() != 2 || !info.keywords.empty())
+    fail(info.loc, fn + " takes one dtype here");
+  const PyValue t = eval(*info.children[1]);
+  if (t.kind != PyValue::Kind::Const || t.c.kind != ConstValue::Kind::DType)
+    fail(info.children[1]->loc, fn + " needs a dtype such as torch.float32, not " + describe(t));
+  std::string why;
+  if (std::optional<ConstValue> v = torch_dtype_limit(t.c.dtype, fn == "torch.finfo", e.id, why))
+    return PyValue::of(*v);
+  fail(e.loc, why);
 }
 
 PyValue PyEval::name(const Expr &e) {
@@ -654,6 +710,11 @@ PyValue PyEval::call(const Expr &e) {
       if (fn == "int" || fn == "float" || fn == "abs" || fn == "bool") {
         want_args(1, 1, fn.c_str());
         const ConstValue &v = as_const(args[0], e.loc);
+        if (fn == "float" && v.kind == ConstValue::Kind::Str) {
+          if (std::optional<double> d = python_float(v.s))
+            return PyValue::of(ConstValue::of_float(*d));
+          fail(e.loc, "could not convert string to float: " + v.repr());
+        }
         if (!v.is_number())
           fail(e.loc, fn + "() of " + v.repr() + " is not evaluated by kiln");
         if (fn == "float")

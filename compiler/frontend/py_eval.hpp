@@ -72,6 +72,8 @@ public:
 private:
   [[noreturn]] void fail(Loc loc, const std::string &msg) const { throw src_.error(loc, msg); }
   PyValue name(const Expr &e);
+  /// `torch.finfo(t).max` and the like; nullopt when `e` is no such read.
+  std::optional<PyValue> dtype_limit(const Expr &e);
   PyValue call(const Expr &e);
   PyValue subscript(const Expr &e);
   PyValue binop(const Expr &e);

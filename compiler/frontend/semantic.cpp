@@ -274,6 +274,8 @@ Value *Semantic::invert(Value *v) {
 Value *Semantic::to_bool(Value *v) {
   if (v->type.is_bool())
     return v;
+  if (v->type.pointer) // `if weight_ptr:` tests for null, as Triton's cast to int1 does
+    v = cast(v, v->type.with_element(Type::scalar(DType::i64)));
   Value *zero = v->type.is_float() ? b_.constant_float(v->type.element(), 0)
                                    : b_.constant_int(v->type.element(), 0);
   return compare(Op::Ne, {v}, {zero});
