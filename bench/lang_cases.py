@@ -1,0 +1,131 @@
+# Extra cases for shared/scripts/kernel-cases (group "lang"): the kernels of
+# bench/lang_kernels.py against NumPy, on either backend:
+#   kernel-cases KILN [--backend cuda] --extra bench/lang_cases.py --only lang
+# Random numbers are checked against a NumPy Philox4x32-10 written from
+# Triton's definition (same constants and rounds), so both backends must be
+# bit-exact with Triton.
+import os as _os
+
+L = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lang_kernels.py")
+
+for n, desc in [(64, False), (128, True)]:
+    x = f32(5, n)
+    cases.append(Case("lang", L, "sort_rows", [5],
+                      dict(x_ptr=x, out_ptr=f"zeros:5x{n}:f32", flip_ptr=f"zeros:5x{n}:f32", N=n, DESCENDING=desc),
+                      ["out_ptr", "flip_ptr"],
+                      lambda i, d=desc: {"out_ptr": np.sort(i["x_ptr"], 1)[:, ::-1] if d else np.sort(i["x_ptr"], 1),
+                                         "flip_ptr": i["x_ptr"][:, ::-1]}, exact=True))
+
+gx, gidx = f32(8, 16), rng.integers(0, 16, (8, 16)).astype(np.int32)
+cases.append(Case("lang", L, "gather_rows", [1], dict(x_ptr=gx, idx_ptr=gidx, out_ptr="zeros:8x16:f32", M=8, N=16),
+                  ["out_ptr"], lambda i: {"out_ptr": np.take_along_axis(i["x_ptr"], i["idx_ptr"].astype(np.int64), 1)},
+                  exact=True))
+
+
+def scans_ref(i):
+    x = i["x_ptr"]
+    v = 1.0 + (np.arange(x.size) % 3 == 0)
+    return {"rev_ptr": np.cumsum(x[::-1])[::-1].astype(np.int32),
+            "prod_ptr": np.cumprod(v).astype(np.float32),
+            "runmax_ptr": np.maximum.accumulate(x)}
+
+
+sx = rng.integers(-50, 50, 64).astype(np.int32)
+cases.append(Case("lang", L, "scans", [1],
+                  dict(x_ptr=sx, rev_ptr="zeros:64:i32", prod_ptr="zeros:64:f32", runmax_ptr="zeros:64:i32", N=64),
+                  ["rev_ptr", "prod_ptr", "runmax_ptr"], scans_ref, exact=True))
+
+tx = rng.integers(0, 5, (50, 32)).astype(np.float32)  # ties: the lower index wins
+cases.append(Case("lang", L, "tuple_reduce", [4],
+                  dict(x_ptr=tx, val_ptr="zeros:50:f32", idx_ptr="zeros:50:i32", M=50, N=32, BM=16),
+                  ["val_ptr", "idx_ptr"],
+                  lambda i: {"val_ptr": i["x_ptr"].min(1), "idx_ptr": i["x_ptr"].argmin(1).astype(np.int32)},
+                  exact=True))
+
+
+def philox_ref(seed, offsets, rounds=10):
+    m32 = np.uint64(0xFFFFFFFF)
+    c0 = offsets.astype(np.uint64) & m32
+    c1 = np.zeros_like(c0)
+    c2 = np.zeros_like(c0)
+    c3 = np.zeros_like(c0)
+    k0 = np.full_like(c0, np.uint64(seed) & m32)
+    k1 = np.full_like(c0, (np.uint64(seed) >> np.uint64(32)) & m32)
+    A, B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+    for _ in range(rounds):
+        p0, p2 = A * c0, B * c2  # < 2^64: exact in uint64
+        c0, c1, c2, c3 = ((p2 >> np.uint64(32)) ^ c1 ^ k0) & m32, p2 & m32, \
+                         ((p0 >> np.uint64(32)) ^ c3 ^ k1) & m32, p0 & m32
+        k0 = (k0 + np.uint64(0x9E3779B9)) & m32
+        k1 = (k1 + np.uint64(0xBB67AE85)) & m32
+    return c0.astype(np.uint32)
+
+
+def philox_case_ref(seed, n):
+    bits = philox_ref(seed, np.arange(n))
+    x = bits.view(np.int32).astype(np.int64)
+    x = np.where(x < 0, -x - 1, x).astype(np.float32)
+    return {"out_ptr": x * np.float32(4.6566127342e-10), "bits_ptr": bits.view(np.int32)}
+
+
+for seed in [1234, 2**40 + 7]:
+    cases.append(Case("lang", L, "philox_uniform", [4],
+                      dict(seed=seed, out_ptr="zeros:1000:f32", bits_ptr="zeros:1000:i32", n=1000, BLOCK=256),
+                      ["out_ptr", "bits_ptr"], lambda i, s=seed: philox_case_ref(s, 1000), exact=True))
+
+# Values both fp8 formats hold exactly (two mantissa bits at most).
+_fp8 = np.array([m * 2.0 ** e for m in (1.0, 1.25, 1.5, 1.75) for e in range(-6, 8)], np.float32)
+_fp8 = np.concatenate([_fp8, -_fp8, [0.0]]).astype(np.float32)
+cases.append(Case("lang", L, "fp8_round_trip", [1],
+                  dict(x_ptr=_fp8, e4_ptr=f"zeros:{_fp8.size}:f32", e5_ptr=f"zeros:{_fp8.size}:f32", n=_fp8.size,
+                       BLOCK=128),
+                  ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": i["x_ptr"], "e5_ptr": i["x_ptr"]}, exact=True))
+
+dx, dy = f32(3000), (f32(3000) + np.float32(2.0))
+cases.append(Case("lang", L, "exact_div", [3],
+                  dict(x_ptr=dx, y_ptr=dy, out_ptr="zeros:3000:f32", sqrt_ptr="zeros:3000:f32", n=3000, BLOCK=1024),
+                  ["out_ptr", "sqrt_ptr"],
+                  lambda i: {"out_ptr": i["x_ptr"] / i["y_ptr"], "sqrt_ptr": np.sqrt(np.abs(i["x_ptr"]))}, exact=True))
+
+
+def libdevice_ref(i):
+    x = i["x_ptr"].astype(np.float64)
+    erfinv = np.vectorize(_erfinv)
+    y = np.tanh(x) + np.log1p(np.abs(x)) + np.expm1(x * 0.5)
+    y += np.arctan2(x, 1.5) + np.power(np.abs(x) + 0.5, 1.25) + erfinv(x * 0.9)
+    return {"out_ptr": y}
+
+
+def _erfinv(y):
+    # Newton on erf, from a good start: enough for float32 references.
+    if y <= -1 or y >= 1:
+        return math.copysign(math.inf, y)
+    x = math.copysign(math.sqrt(-math.log((1 - abs(y)) / 2)), y) * 0.8
+    for _ in range(60):
+        x -= (math.erf(x) - y) / (2 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+lx = np.clip(f32(2000), -0.99, 0.99).astype(np.float32)
+cases.append(Case("lang", L, "libdevice_math", [2], dict(x_ptr=lx, out_ptr="zeros:2000:f32", n=2000, BLOCK=1024),
+                  ["out_ptr"], libdevice_ref, tol=2e-5))
+
+hx = rng.integers(0, 16, 128).astype(np.int32)
+cases.append(Case("lang", L, "histogram_interleave", [1],
+                  dict(x_ptr=hx, hist_ptr="zeros:16:i32", pair_ptr="zeros:256:i32", N=128, BINS=16),
+                  ["hist_ptr", "pair_ptr"],
+                  lambda i: {"hist_ptr": np.bincount(i["x_ptr"], minlength=16).astype(np.int32),
+                             "pair_ptr": np.stack([i["x_ptr"], i["x_ptr"] * 10], 1).reshape(-1)}, exact=True))
+
+mx = (f32(6, 100) * 8).astype(np.float16)
+
+
+def row_max_ref(i):
+    r = i["x_ptr"].astype(np.float32).max(1)
+    r[2] = np.finfo(np.float32).min
+    return {"out_ptr": r}
+
+
+cases.append(Case("lang", L, "masked_row_max", [6],
+                  dict(x_ptr=mx, out_ptr="zeros:6:f32", n_cols=100, skip_row=2, BLOCK=128),
+                  ["out_ptr"], row_max_ref, exact=True))

@@ -1,0 +1,123 @@
+# Kernels for the language cases in bench/lang_cases.py: the parts of the
+# Triton language beyond loads, stores and arithmetic (sorts, gathers, scans
+# with a combine_fn, tuple reductions, Philox random numbers, fp8, exact
+# division, libdevice math) and the idioms of real files (torch.finfo
+# constants, constexpr functions, early returns), written as Triton users
+# write them, so one file checks the CPU and the GPU against NumPy.
+import torch
+import triton
+import triton.language as tl
+from triton.language.extra import libdevice
+
+F32_MIN = tl.constexpr(torch.finfo(torch.float32).min)
+
+
+@triton.jit
+def sort_rows(x_ptr, out_ptr, flip_ptr, N: tl.constexpr, DESCENDING: tl.constexpr):
+    row = tl.program_id(0)
+    offs = row * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, tl.sort(x, descending=DESCENDING))
+    tl.store(flip_ptr + offs, tl.flip(x, 0))
+
+
+@triton.jit
+def gather_rows(x_ptr, idx_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr):
+    rm = tl.arange(0, M)[:, None]
+    rn = tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + rm * N + rn)
+    idx = tl.load(idx_ptr + rm * N + rn)
+    tl.store(out_ptr + rm * N + rn, tl.gather(x, idx, axis=1))
+
+
+@triton.jit
+def _max_combine(a, b):
+    return tl.maximum(a, b)
+
+
+@triton.jit
+def scans(x_ptr, rev_ptr, prod_ptr, runmax_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(rev_ptr + offs, tl.cumsum(x, axis=0, reverse=True))
+    tl.store(prod_ptr + offs, tl.cumprod(x.to(tl.float32) * 0 + 1.0 + (offs % 3 == 0).to(tl.float32), axis=0))
+    tl.store(runmax_ptr + offs, tl.associative_scan(x, 0, _max_combine))
+
+
+@triton.jit
+def _argmin_combine(v0, i0, v1, i1):
+    # Ties go to the lower index, as tl.argmin does.
+    take0 = (v0 < v1) | ((v0 == v1) & (i0 < i1))
+    return tl.where(take0, v0, v1), tl.where(take0, i0, i1)
+
+
+@triton.jit
+def tuple_reduce(x_ptr, val_ptr, idx_ptr, M, N: tl.constexpr, BM: tl.constexpr):
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.arange(0, N)
+    x = tl.load(x_ptr + rm[:, None] * N + rn[None, :], mask=rm[:, None] < M, other=float("inf"))
+    idx = tl.broadcast_to(rn[None, :], (BM, N))
+    v, i = tl.reduce((x, idx), 1, _argmin_combine)
+    tl.store(val_ptr + rm, v, mask=rm < M)
+    tl.store(idx_ptr + rm, i, mask=rm < M)
+
+
+@triton.jit
+def philox_uniform(seed, out_ptr, bits_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.rand(seed, offs), mask=offs < n)
+    tl.store(bits_ptr + offs, tl.randint(seed, offs), mask=offs < n)
+
+
+@triton.jit
+def fp8_round_trip(x_ptr, e4_ptr, e5_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(e4_ptr + offs, x.to(tl.float8e4nv).to(tl.float32), mask=offs < n)
+    tl.store(e5_ptr + offs, x.to(tl.float8e5).to(tl.float32), mask=offs < n)
+
+
+@triton.jit
+def exact_div(x_ptr, y_ptr, out_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=1.0)
+    y = tl.load(y_ptr + offs, mask=offs < n, other=1.0)
+    tl.store(out_ptr + offs, tl.div_rn(x, y), mask=offs < n)
+    tl.store(sqrt_ptr + offs, tl.sqrt_rn(tl.abs(x)), mask=offs < n)
+
+
+@triton.jit
+def libdevice_math(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.5)
+    y = libdevice.tanh(x) + libdevice.log1p(tl.abs(x)) + libdevice.expm1(x * 0.5)
+    y += libdevice.atan2(x, 1.5) + libdevice.pow(tl.abs(x) + 0.5, 1.25) + libdevice.erfinv(x * 0.9)
+    tl.store(out_ptr + offs, y, mask=offs < n)
+
+
+@triton.jit
+def histogram_interleave(x_ptr, hist_ptr, pair_ptr, N: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(hist_ptr + tl.arange(0, BINS), tl.histogram(x, BINS))
+    tl.store(pair_ptr + tl.arange(0, 2 * N), tl.interleave(x, x * 10))
+
+
+@tl.constexpr
+def accum_type(dtype):
+    if dtype.is_fp16() or dtype.is_bf16():
+        return tl.float32
+    return dtype
+
+
+@triton.jit
+def masked_row_max(x_ptr, out_ptr, n_cols, skip_row, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    if row == skip_row:
+        if n_cols > 0:
+            tl.store(out_ptr + row, F32_MIN)
+            return
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=float("-inf"))
+    acc: tl.constexpr = accum_type(x_ptr.dtype.element_ty)
+    tl.store(out_ptr + row, tl.max(x.to(acc), axis=0))
