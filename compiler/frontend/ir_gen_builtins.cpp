@@ -280,6 +280,15 @@ Val tl_fdiv(IrGen &g, CallArgs &a) {
   return Val::tensor(g.sem().binary(Op::Div, operand_arg(g, a, 0, "x", "tl.fdiv"), operand_arg(g, a, 1, "y", "tl.fdiv")));
 }
 
+/// tl.div_rn: IEEE division, also on the GPU where `/` is div.full.
+Val tl_div_rn(IrGen &g, CallArgs &a) {
+  ir::Value *q = g.sem().binary(Op::Div, operand_arg(g, a, 0, "x", "tl.div_rn"), operand_arg(g, a, 1, "y", "tl.div_rn"));
+  // The same typing as `/`; only the division itself is exact.
+  if (ir::Op *div = q->def; div && div->kind == OpKind::Binary && div->sub == static_cast<uint8_t>(BinaryOp::Div))
+    div->sub = static_cast<uint8_t>(BinaryOp::DivRn);
+  return Val::tensor(q);
+}
+
 Val tl_umulhi(IrGen &g, CallArgs &a) {
   Operand x = operand_arg(g, a, 0, "x", "tl.umulhi"), y = operand_arg(g, a, 1, "y", "tl.umulhi");
   Type t = g.sem().computation_type(x, y, false);
@@ -768,7 +777,7 @@ const HandlerTable &own_handlers() {
       {"tl.clamp", tl_clamp},
       {"tl.where", tl_where},
       {"tl.fdiv", tl_fdiv},
-      {"tl.div_rn", tl_fdiv},
+      {"tl.div_rn", tl_div_rn},
       {"tl.umulhi", tl_umulhi},
       {"tl.sum", tl_sum},
       {"tl.prod", tl_prod},

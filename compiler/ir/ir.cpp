@@ -23,7 +23,7 @@ namespace {
 
 const char *binary_name(BinaryOp b) {
   static const char *names[] = {"add", "sub", "mul", "div", "idiv", "rem", "and", "or",
-                                "xor", "shl", "shr", "max", "min", "umulhi", "pow"};
+                                "xor", "shl", "shr", "max", "min", "umulhi", "pow", "div_rn"};
   return names[static_cast<int>(b)];
 }
 const char *compare_name(ComparePred p) {

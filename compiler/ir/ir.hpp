@@ -94,7 +94,8 @@ enum class BinaryOp : uint8_t {
   And, Or, Xor, Shl, Shr, // Shr is arithmetic for signed, logical for unsigned
   Max, Min,              // integer by signedness; float: maxnum/minnum semantics of Triton
   UMulHi,
-  Pow, // float only
+  Pow,   // float only
+  DivRn, // float division rounded to nearest (IEEE), where `/` may be approximate
 };
 
 enum class ComparePred : uint8_t { Lt, Le, Gt, Ge, Eq, Ne };

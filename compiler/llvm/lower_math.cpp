@@ -141,6 +141,7 @@ auto Lowering::binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t
   case BinaryOp::Mul:
     return fl ? fresult(b_.CreateFMul(x, y), t) : b_.CreateMul(x, y);
   case BinaryOp::Div:
+  case BinaryOp::DivRn: // LLVM's fdiv is IEEE: div.rn.f32 on NVPTX
     return fresult(b_.CreateFDiv(x, y), t);
   case BinaryOp::IDiv:
     return int_divrem(x, y, sg, false);

@@ -264,6 +264,9 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
         t.host.copy_from(initial[j]);
         staging.upload(t.host, t.device);
       }
+      // A copy from pageable memory may still be in flight when it returns:
+      // let it land before the clock starts.
+      staging.synchronize();
     }
     const auto start = Clock::now();
     const LaunchResult r = kernel.run(args.args(), grid);
