@@ -139,7 +139,7 @@ Compilation::Compilation(Compilation &&) noexcept = default;
 
 void Compilation::frontend() {
   State &s = *s_;
-  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.options);
+  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.other_globals, s.r.options);
   s.out.used_globals = std::move(s.gen->used_globals);
   s.out.kernel.stages["ir"] = ir::print(s.gen->program);
   s.timer.stage("ir");

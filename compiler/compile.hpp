@@ -21,6 +21,7 @@ struct CompileRequest {
   const frontend::JitFunctionInfo *function = nullptr;
   std::vector<ParamSpec> params; ///< one per parameter of `function`
   const GlobalValues *globals = nullptr; ///< defaults to the module's own
+  const ModuleGlobals *other_globals = nullptr; ///< callees' modules; unset: their analysed values
   Options options;
   Target target;
   /// When set, every stage is also written under this folder (KILN_DUMP_DIR).
@@ -30,7 +31,7 @@ struct CompileRequest {
 struct CompileOutput {
   CompiledKernel kernel;
   /// Every module global the kernel and its callees read, with the value used.
-  std::map<std::string, frontend::ConstValue> used_globals;
+  std::map<GlobalRef, frontend::ConstValue> used_globals;
 };
 
 /// Throws CompileError for the user's mistakes.

@@ -34,13 +34,7 @@ bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
 
 } // namespace
 
-uint64_t string_word(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  size_t n = 0;
-  for (; s[n]; ++n)
-    h = (h ^ static_cast<unsigned char>(s[n])) * 0x100000001b3ull;
-  return h ^ n;
-}
+uint64_t string_word(const char *s) { return SpecKey::string_hash(s); }
 
 bool named_arg(std::span<const Arg> args, const char *name) {
   for (const Arg &a : args)
@@ -142,9 +136,12 @@ const Arg &tuple_leaf(const Arg &a, uint16_t n) {
 /// An integer argument's value; a bool passed for an int-annotated parameter is 0 or 1.
 int64_t int_value(const Arg &a) { return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int(); }
 
-uint64_t options_word(const Options &o) {
-  return uint64_t(o.num_warps) | uint64_t(o.num_stages) << 8 | uint64_t(o.num_ctas) << 16 |
-         uint64_t(o.enable_fp_fusion) << 24 | uint64_t(o.debug) << 25;
+/// One word per option, so that no value can spill into another's bits.
+void push_options(const Options &o, SpecKey &key) {
+  key.push(static_cast<uint32_t>(o.num_warps));
+  key.push(static_cast<uint32_t>(o.num_stages));
+  key.push(static_cast<uint32_t>(o.num_ctas));
+  key.push(uint64_t(o.enable_fp_fusion) | uint64_t(o.debug) << 1);
 }
 
 } // namespace
@@ -178,15 +175,17 @@ void JitFunction::arg_error(const std::string &msg) const { throw ArgumentError(
 
 const std::string &JitFunction::cache_key() const {
   std::call_once(key_once_, [&] {
-    cache_key_ = function_cache_key(info_, module_->globals());
-    key_word_ = std::stoull(cache_key_.substr(0, 16), nullptr, 16);
+    const GlobalsSnapshot g = module_->snapshot();
+    cache_key_ = function_cache_key(info_, g.own, &g.others);
+    for (size_t i = 0; i < key_words_.size(); ++i)
+      key_words_[i] = std::stoull(cache_key_.substr(16 * i, 16), nullptr, 16);
   });
   return cache_key_;
 }
 
-uint64_t JitFunction::key_word() const {
+const std::array<uint64_t, 4> &JitFunction::key_words() const {
   cache_key();
-  return key_word_;
+  return key_words_;
 }
 
 DeviceCache &JitFunction::device_cache(Device d) {
@@ -388,7 +387,7 @@ void JitFunction::specialize(const Bound &b, SpecKey &key) const {
   const unsigned np = static_cast<unsigned>(params_.size());
   for (unsigned i = 0; i < np; ++i)
     push_key(info_.params[i], *b.args[i], key);
-  key.push(options_word(b.options));
+  push_options(b.options, key);
 }
 
 void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &key) const {
@@ -417,8 +416,11 @@ void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &
   case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
   case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
   case ConstValue::Kind::Bool: key.push(s.value.b); break;
-  case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
-  case ConstValue::Kind::Str: key.push(string_word(a.as_str())); break;
+  case ConstValue::Kind::Function:
+    for (uint64_t w : a.as_function()->key_words())
+      key.push(w);
+    break;
+  case ConstValue::Kind::Str: key.push_string(a.as_str()); break;
   case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
   default: key.push(0); break;
   }
@@ -432,7 +434,8 @@ namespace {
 /// after the launch that asked for it has returned.
 struct CompileJob {
   compiler::CompileRequest request;
-  compiler::GlobalValues globals;
+  GlobalsSnapshot globals;
+  std::shared_ptr<ModuleState> module; ///< resolves the modules of globals the compile read
   uint64_t globals_version = 0;
   std::string key, repr, data;
   Driver *driver = nullptr;
@@ -447,7 +450,8 @@ struct CompileJob {
   void stage(int i) {
     if (i == 0) {
       compiler::CompileRequest req = request;
-      req.globals = &globals;
+      req.globals = &globals.own;
+      req.other_globals = &globals.others;
       compilation.emplace(std::move(req));
     }
     if (i < compiler::Compilation::kStages) {
@@ -467,7 +471,11 @@ struct CompileJob {
       throw ArgumentError(request.function->name + " takes " + std::to_string(lk->slots.size()) +
                           " launch arguments with its tuples unpacked; kiln supports at most " +
                           std::to_string(kMaxParams));
-    lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
+    for (auto &[ref, value] : out.used_globals) {
+      auto st = globals.states.find(ref.first);
+      std::weak_ptr<ModuleState> state = st != globals.states.end() ? st->second : module->state_of(ref.first);
+      lk->used_globals.push_back({std::move(state), ref.second, std::move(value)});
+    }
     lk->globals_version.store(globals_version, std::memory_order_relaxed);
     loaded = std::move(lk);
   }
@@ -513,15 +521,16 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       auto job = std::make_shared<CompileJob>();
       job->request = make_request(b, dc.target);
       compiler::CompileRequest &req = job->request;
-      job->globals_version = module_->globals_version();
-      job->globals = module_->globals();
+      job->globals_version = ModuleState::globals_version();
+      job->module = module_->shared_from_this();
+      job->globals = globals_snapshot(b);
       job->driver = dc.driver;
       job->device = dc.device.index;
       job->warmup = warmup;
 
       const std::string spec_str = compiler::specialization_str(info_, req.params);
       // The globals may have changed since cache_key() was first computed.
-      job->key = compile_key(function_cache_key(info_, job->globals), spec_str, b.options, dc.target);
+      job->key = compile_key(key_inputs(b, job->globals, spec_str, dc.target));
       const Hooks &hooks = Context::get().hooks();
       if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
         job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
@@ -592,22 +601,72 @@ CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compil
   Bound b;
   bind(args, b);
   compiler::CompileRequest req = make_request(b, target);
-  const compiler::GlobalValues globals = module_->globals();
-  req.globals = &globals;
+  const GlobalsSnapshot globals = globals_snapshot(b);
+  req.globals = &globals.own;
+  req.other_globals = &globals.others;
   CompiledKernel k = compiler::compile(req).kernel;
-  k.key = compile_key(function_cache_key(info_, globals), k.specialization, b.options, target);
+  k.key = compile_key(key_inputs(b, globals, k.specialization, target));
   return k;
 }
 
+namespace {
+
+/// The jit functions among `a` (a tuple's elements too).
+void function_args(const Arg &a, std::vector<const JitFunction *> &out) {
+  if (a.kind() == Arg::Kind::Function)
+    out.push_back(a.as_function());
+  else if (a.kind() == Arg::Kind::Tuple)
+    for (const Arg &e : a.as_tuple())
+      function_args(e, out);
+}
+
+} // namespace
+
+GlobalsSnapshot JitFunction::globals_snapshot(const Bound &b) const {
+  GlobalsSnapshot g = module_->snapshot();
+  // A jit function passed as an argument reads its own module's globals.
+  std::vector<const JitFunction *> fns;
+  for (unsigned i = 0; i < params_.size(); ++i)
+    function_args(*b.args[i], fns);
+  for (const JitFunction *f : fns)
+    if (&f->module() != module_)
+      g.add(f->module());
+  return g;
+}
+
+CompileKeyInputs JitFunction::key_inputs(const Bound &b, const GlobalsSnapshot &g, const std::string &specialization,
+                                         const compiler::Target &target) const {
+  CompileKeyInputs in;
+  in.function_key = function_cache_key(info_, g.own, &g.others);
+  in.specialization = specialization;
+  std::vector<const JitFunction *> fns;
+  for (unsigned i = 0; i < params_.size(); ++i)
+    function_args(*b.args[i], fns);
+  for (const JitFunction *f : fns) {
+    const frontend::ModuleInfo *mod = f->info().module;
+    auto it = g.others.find(mod);
+    const compiler::GlobalValues &own = mod == info_.module ? g.own : it != g.others.end() ? it->second : mod->globals;
+    in.constexpr_function_keys.push_back(function_cache_key(f->info(), own, &g.others));
+  }
+  in.options = b.options;
+  in.target = target;
+  in.code_knobs = Context::get().knobs().code_knobs();
+  return in;
+}
+
 void JitFunction::check_globals(LoadedKernel &k) const {
-  const uint64_t v = module_->globals_version();
+  const uint64_t v = ModuleState::globals_version();
   if (v == k.globals_version.load(std::memory_order_acquire))
     return;
-  for (const auto &[name, used] : k.used_globals) {
-    const std::optional<ConstValue> now = module_->global(name);
-    if (!now || !(*now == used))
-      arg_error("global variable " + name + " has changed since the kernel was compiled, from " + used.repr() +
-                " to " + (now ? now->repr() : std::string("<deleted>")) +
+  for (const UsedGlobal &used : k.used_globals) {
+    const std::shared_ptr<ModuleState> state = used.module.lock();
+    if (!state)
+      continue;
+    const std::optional<ConstValue> now = state->global(used.name);
+    if (!now || !(*now == used.value))
+      arg_error("global variable " + used.name + (state.get() == module_ ? "" : " of " + state->path()) +
+                " has changed since the kernel was compiled, from " + used.value.repr() + " to " +
+                (now ? now->repr() : std::string("<deleted>")) +
                 "; kernels read globals at compile time, so load the module again to use the new value");
   }
   k.globals_version.store(v, std::memory_order_release);

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kiln/error.hpp"
+#include "kiln/version.hpp"
 #include "tools/kiln/bench_command.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/compile_command.hpp"
@@ -30,6 +31,9 @@ void add_pending_command(CLI::App &app, kiln::cli::CommonOptions &common, const 
 
 int main(int argc, char **argv) {
   CLI::App app{"kiln: a JIT runtime for Triton-compatible kernels", "kiln"};
+  const kiln::VersionInfo &v = kiln::version_info();
+  app.set_version_flag("--version", "kiln " + v.version + " (build " + v.build_id + ", " + v.git_describe +
+                                        "), LLVM " + v.llvm_version);
   app.require_subcommand(1); // exactly one: the common options are shared
   kiln::cli::CommonOptions common;
 
