@@ -44,6 +44,19 @@ Driver &Context::driver(Backend b) {
   return *cuda_;
 }
 
+std::vector<CacheLevel *> Context::cache_levels() {
+  std::call_once(levels_once_, [&] {
+    if (knobs_.no_cache)
+      return;
+  });
+  if (!levels_error_.empty())
+    throw RuntimeError(levels_error_);
+  std::vector<CacheLevel *> out;
+  for (const auto &l : levels_)
+    out.push_back(l.get());
+  return out;
+}
+
 } // namespace kiln::runtime
 
 namespace kiln {

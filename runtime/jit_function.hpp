@@ -26,6 +26,7 @@ namespace kiln::runtime {
 class ModuleState;
 class Driver;
 class Autotuner;
+class CompileJob;
 
 /// A constexpr value as a launch argument; nullopt for functions.
 std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
@@ -107,6 +108,11 @@ private:
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
+  Grid resolve_grid(const Bound &b, const LaunchSpec &spec) const;
+  void call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid, void **ptrs,
+                   const LaunchSpec &spec, BinarySource source) const;
+  /// The job behind a miss of the memory table: its request, globals, key.
+  std::shared_ptr<CompileJob> make_job(const Bound &b, DeviceCache &dc, bool warmup) const;
   /// The compile request for bound arguments, minus the globals (the caller
   /// snapshots them). Throws ArgumentError for what no compile accepts.
   compiler::CompileRequest make_request(const Bound &b, const compiler::Target &target) const;
