@@ -26,6 +26,12 @@ struct CompileRequest {
   Target target;
   /// When set, every stage is also written under this folder (KILN_DUMP_DIR).
   std::string dump_dir;
+  /// When set, a user-edited stage file here replaces the compiler's
+  /// (KILN_OVERRIDE_DIR): `<name>.llir` (LLVM IR, after O3) or, on cuda,
+  /// `<name>.ptx`, looked up first in the folder KILN_DUMP_DIR would write
+  /// (`<name>.<id>/`), then at the top. Throws CompileError for a file
+  /// LLVM cannot parse.
+  std::string override_dir;
 };
 
 struct CompileOutput {

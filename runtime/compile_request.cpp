@@ -24,6 +24,7 @@ compiler::CompileRequest JitFunction::make_request(const Bound &b, const compile
   req.options = b.options;
   req.target = target;
   req.dump_dir = Context::get().knobs().dump_dir;
+  req.override_dir = Context::get().knobs().override_dir;
   return req;
 }
 

@@ -4,6 +4,7 @@
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/disk_cache.hpp"
 
 namespace kiln::runtime {
 
@@ -46,8 +47,15 @@ Driver &Context::driver(Backend b) {
 
 std::vector<CacheLevel *> Context::cache_levels() {
   std::call_once(levels_once_, [&] {
-    if (knobs_.no_cache)
+    // An override changes the binary without changing any key the cache
+    // could see (the user edits the file between runs): no persistent cache.
+    if (knobs_.no_cache || knobs_.cache_dir.empty() || !knobs_.override_dir.empty())
       return;
+    try {
+      levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes));
+    } catch (const Error &e) {
+      levels_error_ = e.what();
+    }
   });
   if (!levels_error_.empty())
     throw RuntimeError(levels_error_);
