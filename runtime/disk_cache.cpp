@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/support/sha256.hpp"
+#include "runtime/cached_kernel_json.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::runtime {
@@ -123,36 +123,6 @@ void ensure_own_dir(const std::string &dir) {
     ::chmod(dir.c_str(), 0700); // ours: make it private, as a new one would be
 }
 
-json const_to_json(const frontend::ConstValue &v) {
-  using K = frontend::ConstValue::Kind;
-  switch (v.kind) {
-  case K::None: return {{"kind", "none"}};
-  case K::Int: return {{"kind", "int"}, {"value", v.i}};
-  case K::Float: return {{"kind", "float"}, {"bits", std::bit_cast<uint64_t>(v.f)}}; // exact
-  case K::Bool: return {{"kind", "bool"}, {"value", v.b}};
-  case K::Str: return {{"kind", "str"}, {"value", v.s}};
-  case K::DType: return {{"kind", "dtype"}, {"value", static_cast<int>(v.dtype)}};
-  default: return nullptr; // a function: not storable
-  }
-}
-
-frontend::ConstValue const_from_json(const json &j) {
-  const std::string kind = j.at("kind");
-  if (kind == "none")
-    return frontend::ConstValue::none();
-  if (kind == "int")
-    return frontend::ConstValue::of_int(j.at("value").get<int64_t>());
-  if (kind == "float")
-    return frontend::ConstValue::of_float(std::bit_cast<double>(j.at("bits").get<uint64_t>()));
-  if (kind == "bool")
-    return frontend::ConstValue::of_bool(j.at("value").get<bool>());
-  if (kind == "str")
-    return frontend::ConstValue::of_str(j.at("value").get<std::string>());
-  if (kind == "dtype")
-    return frontend::ConstValue::of_dtype(static_cast<DType>(j.at("value").get<int>()));
-  throw std::runtime_error("unknown constant kind " + kind);
-}
-
 /// A stage's file name, from names the compiler chose ("llir", "ptx").
 std::string stage_file(const std::string &stage) {
   std::string s = "stage.";
@@ -257,7 +227,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     const json meta = json::parse(*meta_text);
     if (meta.at("format").get<int>() != kFormat || meta.at("key").get<std::string>() != key)
       throw std::runtime_error("another format or key");
-    CachedKernel out;
+    CachedKernel out = from_metadata_json(meta);
     CompiledKernel &k = out.kernel;
     const json &files = meta.at("files");
     const std::string binary_file = meta.at("binary_file");
@@ -268,28 +238,8 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     if (binary->size() != bf.at("bytes").get<uint64_t>() || sha256_hex(*binary) != bf.at("sha256").get<std::string>())
       throw std::runtime_error("binary does not match its hash");
     k.binary.assign(binary->begin(), binary->end());
-    k.name = meta.at("kernel");
-    k.target = meta.at("target");
-    k.binary_kind = meta.at("binary_kind");
-    k.entry = meta.at("entry");
-    k.specialization = meta.at("specialization");
     k.hash = bf.at("sha256");
     k.key = key;
-    k.shared_bytes = meta.at("shared_bytes");
-    k.registers = meta.at("registers");
-    k.spill_bytes = meta.at("spill_bytes");
-    const json &o = meta.at("options");
-    k.options.num_warps = o.at("num_warps");
-    k.options.num_stages = o.at("num_stages");
-    k.options.num_ctas = o.at("num_ctas");
-    k.options.enable_fp_fusion = o.at("enable_fp_fusion");
-    k.options.debug = o.at("debug");
-    for (const json &p : meta.at("params"))
-      k.params.push_back({p.at("name"), static_cast<DType>(p.at("dtype").get<int>()), p.at("is_pointer")});
-    for (const json &t : meta.at("times"))
-      k.times.push_back({t.at("stage"), t.at("ms")});
-    for (const json &g : meta.at("globals"))
-      out.globals.push_back({g.at("module"), g.at("name"), const_from_json(g.at("value"))});
     // Least recently used: a hit counts as a use.
     ::utimensat(AT_FDCWD, meta_path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
     return out;
@@ -301,13 +251,9 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
 
 void DiskCache::put(const std::string &key, const CachedKernel &entry) {
   const CompiledKernel &k = entry.kernel;
-  json globals = json::array();
-  for (const StoredGlobal &g : entry.globals) {
-    json v = const_to_json(g.value);
-    if (v.is_null())
-      return; // cannot be written down faithfully: leave it uncached
-    globals.push_back({{"module", g.module_path}, {"name", g.name}, {"value", std::move(v)}});
-  }
+  std::optional<json> meta = metadata_json(entry);
+  if (!meta)
+    return; // cannot be written down faithfully: leave it uncached
   const std::string dir = entry_dir(key);
   try {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
@@ -327,37 +273,12 @@ void DiskCache::put(const std::string &key, const CachedKernel &entry) {
       write_atomic(dir, name, text);
       files[name] = {{"sha256", sha256_hex(text)}, {"bytes", text.size()}, {"stage", stage}};
     }
-    json params = json::array();
-    for (const LaunchParam &p : k.params)
-      params.push_back({{"name", p.name}, {"dtype", static_cast<int>(p.dtype)}, {"is_pointer", p.is_pointer}});
-    json times = json::array();
-    for (const StageTime &t : k.times)
-      times.push_back({{"stage", t.stage}, {"ms", t.ms}});
-    const json meta = {
-        {"format", kFormat},
-        {"key", key},
-        {"kernel", k.name},
-        {"target", k.target},
-        {"binary_kind", k.binary_kind},
-        {"binary_file", binary_file},
-        {"entry", k.entry},
-        {"specialization", k.specialization},
-        {"options",
-         {{"num_warps", k.options.num_warps},
-          {"num_stages", k.options.num_stages},
-          {"num_ctas", k.options.num_ctas},
-          {"enable_fp_fusion", k.options.enable_fp_fusion},
-          {"debug", k.options.debug}}},
-        {"shared_bytes", k.shared_bytes},
-        {"registers", k.registers},
-        {"spill_bytes", k.spill_bytes},
-        {"params", std::move(params)},
-        {"times", std::move(times)},
-        {"globals", std::move(globals)},
-        {"files", std::move(files)},
-    };
+    (*meta)["format"] = kFormat;
+    (*meta)["key"] = key;
+    (*meta)["binary_file"] = binary_file;
+    (*meta)["files"] = std::move(files);
     // Last: its presence publishes the entry, and its hashes name the files.
-    write_atomic(dir, kMeta, meta.dump(1));
+    write_atomic(dir, kMeta, meta->dump(1));
     fsync_dir(dir);
   } catch (const std::exception &e) {
     warn_once(e.what());
