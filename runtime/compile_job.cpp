@@ -33,11 +33,12 @@ void CompileJob::stage(int i) {
   try {
     if (i == 0)
       look_up();
-    else if (i <= compiler::Compilation::kStages) {
-      if (compilation_)
-        compilation_->run_stage(i - 1);
-    } else
+    if (i < compiler::Compilation::kStages) {
+      if (compilation_) // none after a hit
+        compilation_->run_stage(i);
+    } else {
       finish();
+    }
   } catch (...) {
     locks_.clear(); // never leave other processes waiting on a failed compile
     compilation_.reset();

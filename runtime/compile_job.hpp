@@ -37,8 +37,9 @@ public:
   /// Where the binary came from, once the job ran.
   BinarySource source = BinarySource::compiled;
 
-  /// Look-up, the compiler's stages, then store and load.
-  static constexpr int kStages = compiler::Compilation::kStages + 2;
+  /// The compiler's stages (the first begins with the look-up), then store
+  /// and load: as many as the pool's task graph has nodes (async::Job).
+  static constexpr int kStages = compiler::Compilation::kStages + 1;
   void stage(int i);
   std::shared_ptr<LoadedKernel> run();
   std::shared_ptr<LoadedKernel> take() { return std::move(loaded_); }
