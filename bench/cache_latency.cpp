@@ -20,8 +20,8 @@ int main(int argc, char **argv) {
     const kiln::Module m = kiln::Module::from_file(file);
     if (!first)
       m.kernel("empty_kernel")
-          .warmup(std::vector<kiln::Arg>{kiln::arg("x_ptr", kiln::Arg::mock(kiln::DType::f32)), kiln::arg("n", 16),
-                                       kiln::arg("BLOCK", 16)});
+          .warmup(std::vector<kiln::Arg>{kiln::arg("x_ptr", kiln::Arg::mock(kiln::DType::f32)),
+                                         kiln::arg("n", 16), kiln::arg("BLOCK", 16)});
     const kiln::Kernel add = m.kernel("add_kernel");
     const std::vector<kiln::Arg> args = {kiln::arg("x_ptr", kiln::Arg::mock(kiln::DType::f32)),
                                          kiln::arg("y_ptr", kiln::Arg::mock(kiln::DType::f32)),
@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
                                          kiln::arg("n", 100000), kiln::arg("BLOCK", 1024)};
     const auto t0 = std::chrono::steady_clock::now();
     const kiln::LaunchResult r = add.warmup(args);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     std::printf("%s %.3f\n", kiln::binary_source_name(r.source), ms);
     return 0;
   } catch (const std::exception &e) {

@@ -13,17 +13,24 @@ PackKind pack_kind(const ParamSpec &s) {
   if (s.is_pointer)
     return PackKind::Pointer;
   switch (s.dtype) {
-  case DType::i1: return PackKind::Bool;
+  case DType::i1:
+    return PackKind::Bool;
   case DType::i8:
-  case DType::u8: return PackKind::I8;
+  case DType::u8:
+    return PackKind::I8;
   case DType::i16:
-  case DType::u16: return PackKind::I16;
+  case DType::u16:
+    return PackKind::I16;
   case DType::i32:
-  case DType::u32: return PackKind::I32;
+  case DType::u32:
+    return PackKind::I32;
   case DType::i64:
-  case DType::u64: return PackKind::I64;
-  case DType::f64: return PackKind::F64;
-  default: return PackKind::F32;
+  case DType::u64:
+    return PackKind::I64;
+  case DType::f64:
+    return PackKind::F64;
+  default:
+    return PackKind::F32;
   }
 }
 
@@ -71,59 +78,63 @@ const Arg &tuple_leaf(const Arg &a, uint16_t n) {
 }
 
 /// An integer argument's value; a bool passed for an int-annotated parameter is 0 or 1.
-int64_t int_value(const Arg &a) { return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int(); }
+int64_t int_value(const Arg &a) {
+  return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int();
+}
 
 } // namespace
 
-void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint64_t *storage, void **ptrs) {
+void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint64_t *storage,
+               void **ptrs) {
   for (size_t s = 0; s < slots.size(); ++s) {
-  const PackSlot slot = slots[s];
-  const Arg &a = slot.leaf == PackSlot::kWhole ? *args[slot.param] : tuple_leaf(*args[slot.param], slot.leaf);
-  void *dst = &storage[s];
-  const bool f = a.kind() == Arg::Kind::Float;
-  switch (slot.kind) {
-  case PackKind::Pointer: {
-    const void *p = a.as_pointer();
-    std::memcpy(dst, &p, sizeof p);
-    break;
-  }
-  case PackKind::I8: {
-    const int8_t v = static_cast<int8_t>(int_value(a));
-    std::memcpy(dst, &v, 1);
-    break;
-  }
-  case PackKind::I16: {
-    const int16_t v = static_cast<int16_t>(int_value(a));
-    std::memcpy(dst, &v, 2);
-    break;
-  }
-  case PackKind::I32: {
-    const int32_t v = static_cast<int32_t>(int_value(a));
-    std::memcpy(dst, &v, 4);
-    break;
-  }
-  case PackKind::I64: {
-    const int64_t v = int_value(a);
-    std::memcpy(dst, &v, 8);
-    break;
-  }
-  case PackKind::F32: {
-    const float v = f ? static_cast<float>(a.as_float()) : static_cast<float>(a.as_int());
-    std::memcpy(dst, &v, 4);
-    break;
-  }
-  case PackKind::F64: {
-    const double v = f ? a.as_float() : static_cast<double>(a.as_int());
-    std::memcpy(dst, &v, 8);
-    break;
-  }
-  case PackKind::Bool: {
-    const uint8_t v = a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int() != 0;
-    std::memcpy(dst, &v, 1);
-    break;
-  }
-  }
-  ptrs[s] = dst;
+    const PackSlot slot = slots[s];
+    const Arg &a = slot.leaf == PackSlot::kWhole ? *args[slot.param]
+                                                 : tuple_leaf(*args[slot.param], slot.leaf);
+    void *dst = &storage[s];
+    const bool f = a.kind() == Arg::Kind::Float;
+    switch (slot.kind) {
+    case PackKind::Pointer: {
+      const void *p = a.as_pointer();
+      std::memcpy(dst, &p, sizeof p);
+      break;
+    }
+    case PackKind::I8: {
+      const int8_t v = static_cast<int8_t>(int_value(a));
+      std::memcpy(dst, &v, 1);
+      break;
+    }
+    case PackKind::I16: {
+      const int16_t v = static_cast<int16_t>(int_value(a));
+      std::memcpy(dst, &v, 2);
+      break;
+    }
+    case PackKind::I32: {
+      const int32_t v = static_cast<int32_t>(int_value(a));
+      std::memcpy(dst, &v, 4);
+      break;
+    }
+    case PackKind::I64: {
+      const int64_t v = int_value(a);
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case PackKind::F32: {
+      const float v = f ? static_cast<float>(a.as_float()) : static_cast<float>(a.as_int());
+      std::memcpy(dst, &v, 4);
+      break;
+    }
+    case PackKind::F64: {
+      const double v = f ? a.as_float() : static_cast<double>(a.as_int());
+      std::memcpy(dst, &v, 8);
+      break;
+    }
+    case PackKind::Bool: {
+      const uint8_t v = a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int() != 0;
+      std::memcpy(dst, &v, 1);
+      break;
+    }
+    }
+    ptrs[s] = dst;
   }
 }
 

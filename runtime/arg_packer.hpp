@@ -18,6 +18,7 @@ void add_slots(std::vector<PackSlot> &slots, uint16_t param, const compiler::Par
 
 /// Writes the value of each of `slots` from `args` (one per parameter) into
 /// `storage[i]` and points `ptrs[i]` at it. Both hold slots.size() entries.
-void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint64_t *storage, void **ptrs);
+void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint64_t *storage,
+               void **ptrs);
 
 } // namespace kiln::runtime

@@ -18,14 +18,21 @@ bool named_arg(std::span<const Arg> args, const char *name) {
 
 std::optional<Arg> arg_from_const(const ConstValue &c) {
   switch (c.kind) {
-  case ConstValue::Kind::None: return Arg(nullptr);
-  case ConstValue::Kind::Int: return Arg(c.i);
-  case ConstValue::Kind::Float: return Arg(c.f);
-  case ConstValue::Kind::Bool: return Arg(c.b);
-  case ConstValue::Kind::DType: return Arg(c.dtype);
+  case ConstValue::Kind::None:
+    return Arg(nullptr);
+  case ConstValue::Kind::Int:
+    return Arg(c.i);
+  case ConstValue::Kind::Float:
+    return Arg(c.f);
+  case ConstValue::Kind::Bool:
+    return Arg(c.b);
+  case ConstValue::Kind::DType:
+    return Arg(c.dtype);
   // A config's string must outlive the launch: the module's tree keeps it.
-  case ConstValue::Kind::Str: return Arg(c.s.c_str());
-  default: return std::nullopt; // functions have no C++ argument form here
+  case ConstValue::Kind::Str:
+    return Arg(c.s.c_str());
+  default:
+    return std::nullopt; // functions have no C++ argument form here
   }
 }
 
@@ -33,23 +40,33 @@ namespace {
 
 const char *arg_kind_name(Arg::Kind k) {
   switch (k) {
-  case Arg::Kind::None: return "None";
+  case Arg::Kind::None:
+    return "None";
   case Arg::Kind::Int:
-  case Arg::Kind::UInt: return "an integer";
-  case Arg::Kind::Float: return "a float";
-  case Arg::Kind::Bool: return "a bool";
-  case Arg::Kind::Pointer: return "a tensor";
-  case Arg::Kind::Function: return "a jit function";
-  case Arg::Kind::Str: return "a string";
-  case Arg::Kind::DType: return "a dtype";
-  case Arg::Kind::Tuple: return "a tuple";
+  case Arg::Kind::UInt:
+    return "an integer";
+  case Arg::Kind::Float:
+    return "a float";
+  case Arg::Kind::Bool:
+    return "a bool";
+  case Arg::Kind::Pointer:
+    return "a tensor";
+  case Arg::Kind::Function:
+    return "a jit function";
+  case Arg::Kind::Str:
+    return "a string";
+  case Arg::Kind::DType:
+    return "a dtype";
+  case Arg::Kind::Tuple:
+    return "a tuple";
   }
   return "?";
 }
 
 int option_int(const Arg &a, const char *name, const std::string &fn) {
   if (a.kind() != Arg::Kind::Int)
-    throw ArgumentError(fn + ": option " + name + " must be an integer, not " + arg_kind_name(a.kind()));
+    throw ArgumentError(fn + ": option " + name + " must be an integer, not " +
+                        arg_kind_name(a.kind()));
   return static_cast<int>(a.as_int());
 }
 
@@ -66,7 +83,8 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
   if (!std::strcmp(n, "num_warps")) {
     o.num_warps = option_int(a, n, fn);
     if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)))
-      throw ArgumentError(fn + ": num_warps must be a power of two from 1 to 32, not " + std::to_string(o.num_warps));
+      throw ArgumentError(fn + ": num_warps must be a power of two from 1 to 32, not " +
+                          std::to_string(o.num_warps));
   } else if (!std::strcmp(n, "num_stages")) {
     o.num_stages = option_int(a, n, fn);
     if (o.num_stages < 1)
@@ -109,8 +127,9 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
       continue;
     }
     if (!apply_option(a, b.options, info_.name))
-      throw ArgumentError(std::string("Keyword argument ") + a.name() + " was specified but unrecognised (" +
-                          info_.name + " has no parameter or option of that name)");
+      throw ArgumentError(std::string("Keyword argument ") + a.name() +
+                          " was specified but unrecognised (" + info_.name +
+                          " has no parameter or option of that name)");
   }
   // @jit(debug=True) and KILN_DEBUG turn debug on unless the launch says
   // otherwise (as in Triton, the launch's own option wins).
@@ -123,10 +142,10 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
       continue;
     if (!defaults_[i])
       arg_error("missing a required argument: '" + params_[i].name + "'" +
-                (info_.heuristics_error.empty()
-                     ? std::string()
-                     : "; its @triton.heuristics could not be read, so pass what they compute explicitly: " +
-                           info_.heuristics_error));
+                (info_.heuristics_error.empty() ? std::string()
+                                                : "; its @triton.heuristics could not be read, so "
+                                                  "pass what they compute explicitly: " +
+                                                      info_.heuristics_error));
     b.args[i] = &*defaults_[i];
   }
 }

@@ -91,7 +91,8 @@ std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
 
 } // namespace
 
-std::string function_cache_key(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals,
+std::string function_cache_key(const frontend::JitFunctionInfo &fn,
+                               const compiler::GlobalValues &globals,
                                const compiler::ModuleGlobals *others) {
   KeyContext ctx{fn.module, &globals, others, {}};
   return key_of(fn, ctx);

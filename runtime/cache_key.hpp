@@ -17,7 +17,8 @@ namespace kiln::runtime {
 /// constexpr globals it reads. `globals` are the current values of the
 /// function's own module; `others` those of the other modules it reaches
 /// (a module not listed counts with the values it was analysed with).
-std::string function_cache_key(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals,
+std::string function_cache_key(const frontend::JitFunctionInfo &fn,
+                               const compiler::GlobalValues &globals,
                                const compiler::ModuleGlobals *others = nullptr);
 
 /// What decides a binary besides the kernel's own function key.

@@ -12,13 +12,20 @@ namespace {
 json const_to_json(const frontend::ConstValue &v) {
   using K = frontend::ConstValue::Kind;
   switch (v.kind) {
-  case K::None: return {{"kind", "none"}};
-  case K::Int: return {{"kind", "int"}, {"value", v.i}};
-  case K::Float: return {{"kind", "float"}, {"bits", std::bit_cast<uint64_t>(v.f)}}; // exact
-  case K::Bool: return {{"kind", "bool"}, {"value", v.b}};
-  case K::Str: return {{"kind", "str"}, {"value", v.s}};
-  case K::DType: return {{"kind", "dtype"}, {"value", static_cast<int>(v.dtype)}};
-  default: return nullptr; // a function: not storable
+  case K::None:
+    return {{"kind", "none"}};
+  case K::Int:
+    return {{"kind", "int"}, {"value", v.i}};
+  case K::Float:
+    return {{"kind", "float"}, {"bits", std::bit_cast<uint64_t>(v.f)}}; // exact
+  case K::Bool:
+    return {{"kind", "bool"}, {"value", v.b}};
+  case K::Str:
+    return {{"kind", "str"}, {"value", v.s}};
+  case K::DType:
+    return {{"kind", "dtype"}, {"value", static_cast<int>(v.dtype)}};
+  default:
+    return nullptr; // a function: not storable
   }
 }
 
@@ -52,7 +59,8 @@ std::optional<json> metadata_json(const CachedKernel &c) {
   }
   json params = json::array();
   for (const LaunchParam &p : k.params)
-    params.push_back({{"name", p.name}, {"dtype", static_cast<int>(p.dtype)}, {"is_pointer", p.is_pointer}});
+    params.push_back(
+        {{"name", p.name}, {"dtype", static_cast<int>(p.dtype)}, {"is_pointer", p.is_pointer}});
   json times = json::array();
   for (const StageTime &t : k.times)
     times.push_back({{"stage", t.stage}, {"ms", t.ms}});
@@ -97,7 +105,8 @@ CachedKernel from_metadata_json(const json &meta) {
   k.options.enable_fp_fusion = o.at("enable_fp_fusion");
   k.options.debug = o.at("debug");
   for (const json &p : meta.at("params"))
-    k.params.push_back({p.at("name"), static_cast<DType>(p.at("dtype").get<int>()), p.at("is_pointer")});
+    k.params.push_back(
+        {p.at("name"), static_cast<DType>(p.at("dtype").get<int>()), p.at("is_pointer")});
   for (const json &t : meta.at("times"))
     k.times.push_back({t.at("stage"), t.at("ms")});
   for (const json &g : meta.at("globals"))

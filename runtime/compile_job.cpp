@@ -95,7 +95,8 @@ void CompileJob::finish() {
     for (StoredGlobal &g : found_->globals) {
       std::set<const frontend::ModuleInfo *> seen;
       const frontend::ModuleInfo *mod = find_module(*module->info(), g.module_path, seen);
-      lk->used_globals.push_back({mod ? state_of(mod) : std::weak_ptr<ModuleState>(), g.name, std::move(g.value)});
+      lk->used_globals.push_back(
+          {mod ? state_of(mod) : std::weak_ptr<ModuleState>(), g.name, std::move(g.value)});
     }
     found_.reset();
   } else {

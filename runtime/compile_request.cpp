@@ -10,7 +10,8 @@
 
 namespace kiln::runtime {
 
-compiler::CompileRequest JitFunction::make_request(const Bound &b, const compiler::Target &target) const {
+compiler::CompileRequest JitFunction::make_request(const Bound &b,
+                                                   const compiler::Target &target) const {
   compiler::CompileRequest req;
   req.module = module_->info();
   req.function = &info_;
@@ -19,8 +20,8 @@ compiler::CompileRequest JitFunction::make_request(const Bound &b, const compile
   for (unsigned i = 0; i < params_.size(); ++i)
     if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
         (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
-      arg_error("scalar parameter '" + params_[i].name + "' of type " + std::string(dtype_name(req.params[i].dtype)) +
-                " is not supported; use fp32");
+      arg_error("scalar parameter '" + params_[i].name + "' of type " +
+                std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");
   req.options = b.options;
   req.target = target;
   req.dump_dir = Context::get().knobs().dump_dir;
@@ -28,7 +29,8 @@ compiler::CompileRequest JitFunction::make_request(const Bound &b, const compile
   return req;
 }
 
-CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compiler::Target &target) {
+CompiledKernel JitFunction::compile_only(std::span<const Arg> args,
+                                         const compiler::Target &target) {
   Bound b;
   bind(args, b);
   compiler::CompileRequest req = make_request(b, target);
@@ -65,7 +67,8 @@ GlobalsSnapshot JitFunction::globals_snapshot(const Bound &b) const {
   return g;
 }
 
-CompileKeyInputs JitFunction::key_inputs(const Bound &b, const GlobalsSnapshot &g, const std::string &specialization,
+CompileKeyInputs JitFunction::key_inputs(const Bound &b, const GlobalsSnapshot &g,
+                                         const std::string &specialization,
                                          const compiler::Target &target) const {
   CompileKeyInputs in;
   in.function_key = function_cache_key(info_, g.own, &g.others);
@@ -76,7 +79,9 @@ CompileKeyInputs JitFunction::key_inputs(const Bound &b, const GlobalsSnapshot &
   for (const JitFunction *f : fns) {
     const frontend::ModuleInfo *mod = f->info().module;
     auto it = g.others.find(mod);
-    const compiler::GlobalValues &own = mod == info_.module ? g.own : it != g.others.end() ? it->second : mod->globals;
+    const compiler::GlobalValues &own = mod == info_.module    ? g.own
+                                        : it != g.others.end() ? it->second
+                                                               : mod->globals;
     in.constexpr_function_keys.push_back(function_cache_key(f->info(), own, &g.others));
   }
   in.options = b.options;

@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/support/sha256.hpp"
-#include "runtime/cached_kernel_json.hpp"
 #include "kiln/error.hpp"
+#include "runtime/cached_kernel_json.hpp"
 
 namespace kiln::runtime {
 
@@ -40,10 +40,14 @@ struct Fd {
   Fd &operator=(const Fd &) = delete;
 };
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 /// Owned by this user and writable by nobody else: what a cache may trust.
-bool trusted(const struct stat &st) { return st.st_uid == ::geteuid() && (st.st_mode & 022) == 0; }
+bool trusted(const struct stat &st) {
+  return st.st_uid == ::geteuid() && (st.st_mode & 022) == 0;
+}
 
 /// The whole of a regular, trusted file, or nullopt.
 std::optional<std::string> read_trusted(const std::string &path, std::string &why) {
@@ -109,16 +113,19 @@ void ensure_own_dir(const std::string &dir) {
   fs::create_directories(dir, ec);
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0)
-    throw RuntimeError("cannot create the kiln cache folder " + dir + ": " + (ec ? ec.message() : errno_text()) +
-                       "; set KILN_CACHE_DIR (or --cache-dir) to a folder you can write, or use --no-cache");
+    throw RuntimeError(
+        "cannot create the kiln cache folder " + dir + ": " + (ec ? ec.message() : errno_text()) +
+        "; set KILN_CACHE_DIR (or --cache-dir) to a folder you can write, or use --no-cache");
   if (!S_ISDIR(st.st_mode))
-    throw RuntimeError("the kiln cache folder " + dir + " is not a folder; set KILN_CACHE_DIR (or --cache-dir) "
+    throw RuntimeError("the kiln cache folder " + dir +
+                       " is not a folder; set KILN_CACHE_DIR (or --cache-dir) "
                        "to a folder, or use --no-cache");
   if (st.st_uid != ::geteuid())
-    throw RuntimeError("the kiln cache folder " + dir + " belongs to another user (uid " + std::to_string(st.st_uid) +
-                       ", you are uid " + std::to_string(::geteuid()) +
-                       "); kiln does not load binaries another user could have written. Use a folder of your "
-                       "own (KILN_CACHE_DIR or --cache-dir), or --no-cache");
+    throw RuntimeError(
+        "the kiln cache folder " + dir + " belongs to another user (uid " +
+        std::to_string(st.st_uid) + ", you are uid " + std::to_string(::geteuid()) +
+        "); kiln does not load binaries another user could have written. Use a folder of your "
+        "own (KILN_CACHE_DIR or --cache-dir), or --no-cache");
   if ((st.st_mode & 077) != 0)
     ::chmod(dir.c_str(), 0700); // ours: make it private, as a new one would be
 }
@@ -144,7 +151,8 @@ uint64_t folder_bytes(const std::string &path) {
 void warn_once(const std::string &message) {
   static std::atomic<bool> warned{false};
   if (!warned.exchange(true))
-    std::cerr << "kiln: warning: " << message << " (the disk cache is skipped; launches still work)\n";
+    std::cerr << "kiln: warning: " << message
+              << " (the disk cache is skipped; launches still work)\n";
 }
 
 class FlockLock final : public KeyLock {
@@ -161,7 +169,8 @@ private:
 
 } // namespace
 
-DiskCache::DiskCache(std::string dir, uint64_t max_bytes) : dir_(std::move(dir)), max_bytes_(max_bytes) {
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir)), max_bytes_(max_bytes) {
   while (dir_.size() > 1 && dir_.back() == '/')
     dir_.pop_back();
   ensure_own_dir(dir_);
@@ -235,7 +244,8 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     if (!binary)
       throw std::runtime_error(why);
     const json &bf = files.at(binary_file);
-    if (binary->size() != bf.at("bytes").get<uint64_t>() || sha256_hex(*binary) != bf.at("sha256").get<std::string>())
+    if (binary->size() != bf.at("bytes").get<uint64_t>() ||
+        sha256_hex(*binary) != bf.at("sha256").get<std::string>())
       throw std::runtime_error("binary does not match its hash");
     k.binary.assign(binary->begin(), binary->end());
     k.hash = bf.at("sha256");
@@ -264,7 +274,8 @@ void DiskCache::put(const std::string &key, const CachedKernel &entry) {
       return;
     }
     json files = json::object();
-    const std::string binary_file = "kernel." + (k.binary_kind.empty() ? std::string("bin") : k.binary_kind);
+    const std::string binary_file =
+        "kernel." + (k.binary_kind.empty() ? std::string("bin") : k.binary_kind);
     const std::string_view binary(reinterpret_cast<const char *>(k.binary.data()), k.binary.size());
     write_atomic(dir, binary_file, binary);
     files[binary_file] = {{"sha256", sha256_hex(binary)}, {"bytes", binary.size()}};
@@ -328,8 +339,9 @@ std::vector<DiskCache::Entry> DiskCache::entries() const {
     }
     out.push_back(std::move(e));
   }
-  std::sort(out.begin(), out.end(),
-            [](const Entry &a, const Entry &b) { return a.used_ns != b.used_ns ? a.used_ns < b.used_ns : a.name < b.name; });
+  std::sort(out.begin(), out.end(), [](const Entry &a, const Entry &b) {
+    return a.used_ns != b.used_ns ? a.used_ns < b.used_ns : a.name < b.name;
+  });
   return out;
 }
 

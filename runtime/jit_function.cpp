@@ -21,7 +21,6 @@ namespace kiln::runtime {
 
 using frontend::ConstValue;
 
-
 JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &info)
     : module_(&module), info_(info) {
   if (info.params.size() > kMaxParams)
@@ -47,7 +46,9 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
 
 JitFunction::~JitFunction() = default;
 
-void JitFunction::arg_error(const std::string &msg) const { throw ArgumentError(info_.name + ": " + msg); }
+void JitFunction::arg_error(const std::string &msg) const {
+  throw ArgumentError(info_.name + ": " + msg);
+}
 
 const std::string &JitFunction::cache_key() const {
   std::call_once(key_once_, [&] {
@@ -82,7 +83,6 @@ DeviceCache &JitFunction::device_cache(Device d) {
   return *owned_devices_.back();
 }
 
-
 namespace {
 
 /// Publishes a loaded kernel into its entry; the caller holds the entry's lock.
@@ -94,14 +94,15 @@ LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk, const
   // read from a persistent cache.
   const Hooks &hooks = Context::get().hooks();
   if (hooks.jit_post_compile_hook)
-    hooks.jit_post_compile_hook(
-        CompileEvent{job.request.function->name, job.key, job.repr, job.data, &raw->compiled, job.warmup});
+    hooks.jit_post_compile_hook(CompileEvent{job.request.function->name, job.key, job.repr,
+                                             job.data, &raw->compiled, job.warmup});
   return raw;
 }
 
 } // namespace
 
-std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &dc, bool warmup) const {
+std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &dc,
+                                                  bool warmup) const {
   auto job = std::make_shared<CompileJob>();
   job->request = make_request(b, dc.target);
   job->globals_version = ModuleState::globals_version();
@@ -124,8 +125,9 @@ std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &d
   return job;
 }
 
-LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
-                                            bool warmup, BinarySource &source, FutureKernel &pending) {
+LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash,
+                                            DeviceCache &dc, bool warmup, BinarySource &source,
+                                            FutureKernel &pending) {
   CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
   AsyncCompileMode *mode = AsyncCompileMode::active();
   FutureKernel future;
@@ -142,8 +144,8 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
     } else {
       std::shared_ptr<CompileJob> job = make_job(b, dc, warmup);
       const Hooks &hooks = Context::get().hooks();
-      if (hooks.jit_cache_hook &&
-          hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr, job->data, nullptr, warmup}))
+      if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
+                                                                    job->data, nullptr, warmup}))
         return nullptr;
       if (!mode) { // synchronous: here, under the entry's lock
         std::shared_ptr<LoadedKernel> lk = job->run();
@@ -159,7 +161,8 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       auto self = module_->shared_from_this();
       // The scope de-duplicates by this key: it names the entry too, since
       // two Modules of one file share compile keys but not cache entries.
-      const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
+      const std::string submit_key =
+          job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
       entry->future = mode->submit(
           submit_key,
           [job] {
@@ -169,12 +172,14 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
             return stages;
           }(),
           [job] { return std::static_pointer_cast<void>(job->take()); },
-          [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
+          [self, entry, job](std::shared_ptr<void> result,
+                             std::exception_ptr error) -> const CompiledKernel * {
             std::lock_guard l(entry->compile_mutex);
             entry->future = FutureKernel(); // on failure the next launch retries
             if (error)
               return nullptr;
-            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)->compiled;
+            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)
+                        ->compiled;
           });
       future = entry->future;
     }
@@ -199,10 +204,11 @@ void JitFunction::check_globals(LoadedKernel &k) const {
       continue;
     const std::optional<ConstValue> now = state->global(used.name);
     if (!now || !(*now == used.value))
-      arg_error("global variable " + used.name + (state.get() == module_ ? "" : " of " + state->path()) +
-                " has changed since the kernel was compiled, from " + used.value.repr() + " to " +
-                (now ? now->repr() : std::string("<deleted>")) +
-                "; kernels read globals at compile time, so load the module again to use the new value");
+      arg_error(
+          "global variable " + used.name + (state.get() == module_ ? "" : " of " + state->path()) +
+          " has changed since the kernel was compiled, from " + used.value.repr() + " to " +
+          (now ? now->repr() : std::string("<deleted>")) +
+          "; kernels read globals at compile time, so load the module again to use the new value");
   }
   k.globals_version.store(v, std::memory_order_release);
 }
@@ -227,8 +233,8 @@ Grid JitFunction::resolve_grid(const Bound &b, const LaunchSpec &spec) const {
   return (*spec.grid_fn)(BoundArgs(params_, std::span<const Arg>(values, params_.size())));
 }
 
-void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid, void **ptrs,
-                              const LaunchSpec &spec, BinarySource source) const {
+void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid,
+                              void **ptrs, const LaunchSpec &spec, BinarySource source) const {
   const Hooks &hooks = Context::get().hooks();
   if (!hooks.launch_enter_hook && !hooks.launch_exit_hook) {
     dc.driver->launch(*k.binary, grid, ptrs, spec.stream);
@@ -237,7 +243,8 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
   Arg values[kMaxParams];
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
-  const LaunchEvent ev{info_.name, &k.compiled, grid, std::span<const Arg>(values, params_.size()), source};
+  const LaunchEvent ev{info_.name, &k.compiled, grid, std::span<const Arg>(values, params_.size()),
+                       source};
   if (hooks.launch_enter_hook)
     hooks.launch_enter_hook(ev);
   dc.driver->launch(*k.binary, grid, ptrs, spec.stream);

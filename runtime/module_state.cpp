@@ -19,12 +19,15 @@ void GlobalsSnapshot::add(ModuleState &state) {
 ModuleState::ModuleState(std::shared_ptr<const frontend::ModuleInfo> info)
     : info_(std::move(info)), globals_(info_->globals) {}
 
-ModuleState::ModuleState(std::shared_ptr<const frontend::ModuleInfo> info, const std::shared_ptr<ModuleState> &root)
+ModuleState::ModuleState(std::shared_ptr<const frontend::ModuleInfo> info,
+                         const std::shared_ptr<ModuleState> &root)
     : info_(std::move(info)), root_(root), globals_(info_->globals) {}
 
 ModuleState::~ModuleState() = default;
 
-uint64_t ModuleState::globals_version() { return g_globals_version.load(std::memory_order_acquire); }
+uint64_t ModuleState::globals_version() {
+  return g_globals_version.load(std::memory_order_acquire);
+}
 
 std::shared_ptr<ModuleState> ModuleState::state_of(const frontend::ModuleInfo *mod) {
   if (mod == info_.get())
@@ -36,7 +39,8 @@ std::shared_ptr<ModuleState> ModuleState::state_of(const frontend::ModuleInfo *m
   std::lock_guard lock(mutex_);
   auto &slot = imported_[mod];
   if (!slot) // shares ownership of the root's analysis, which keeps every import alive
-    slot = std::make_shared<ModuleState>(std::shared_ptr<const frontend::ModuleInfo>(info_, mod), shared_from_this());
+    slot = std::make_shared<ModuleState>(std::shared_ptr<const frontend::ModuleInfo>(info_, mod),
+                                         shared_from_this());
   return slot;
 }
 

@@ -33,7 +33,8 @@ public:
   /// A module loaded by the host (its own root).
   explicit ModuleState(std::shared_ptr<const frontend::ModuleInfo> info);
   /// A module `root` imports; it shares the root's registry of modules.
-  ModuleState(std::shared_ptr<const frontend::ModuleInfo> info, const std::shared_ptr<ModuleState> &root);
+  ModuleState(std::shared_ptr<const frontend::ModuleInfo> info,
+              const std::shared_ptr<ModuleState> &root);
   ~ModuleState();
 
   const std::shared_ptr<const frontend::ModuleInfo> &info() const { return info_; }

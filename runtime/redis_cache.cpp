@@ -34,11 +34,16 @@ constexpr std::string_view kMagic = "KILN1";
 constexpr size_t kSigBytes = 32;
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
-std::string value_key(const std::string &key) { return "kiln:v1:" + key; }
-std::string lock_key(const std::string &key) { return "kiln:v1:lock:" + key; }
+std::string value_key(const std::string &key) {
+  return "kiln:v1:" + key;
+}
+std::string lock_key(const std::string &key) {
+  return "kiln:v1:lock:" + key;
+}
 
 std::array<uint8_t, kSigBytes> sign(const std::string &hmac_key, std::string_view payload) {
   std::array<uint8_t, kSigBytes> sig{};
@@ -52,7 +57,8 @@ std::array<uint8_t, kSigBytes> sign(const std::string &hmac_key, std::string_vie
 
 /// Runs `io` until `finished` or `deadline`; past the deadline, closes the
 /// socket and lets the aborted handlers run. True when it finished in time.
-bool run_until(asio::io_context &io, tcp::socket &socket, const bool &finished, Clock::time_point deadline) {
+bool run_until(asio::io_context &io, tcp::socket &socket, const bool &finished,
+               Clock::time_point deadline) {
   io.restart();
   while (!finished) {
     if (io.run_one_until(deadline) == 0 && (io.stopped() || Clock::now() >= deadline))
@@ -73,7 +79,8 @@ bool run_until(asio::io_context &io, tcp::socket &socket, const bool &finished, 
 
 RedisUrl RedisUrl::parse(const std::string &url) {
   auto bad = [&](const std::string &what) -> RedisUrl {
-    throw ArgumentError("KILN_REDIS_URL='" + url + "': " + what + "; expected redis://[:password@]host:port[/db]");
+    throw ArgumentError("KILN_REDIS_URL='" + url + "': " + what +
+                        "; expected redis://[:password@]host:port[/db]");
   };
   constexpr std::string_view scheme = "redis://";
   if (url.compare(0, scheme.size(), scheme) != 0)
@@ -101,8 +108,9 @@ RedisUrl RedisUrl::parse(const std::string &url) {
   u.host = hostport.substr(0, colon);
   if (colon != std::string::npos) {
     const std::string port = hostport.substr(colon + 1);
-    if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1 || std::stoi(port) > 65535)
+    if (port.empty() || port.size() > 5 ||
+        port.find_first_not_of("0123456789") != std::string::npos || std::stoi(port) < 1 ||
+        std::stoi(port) > 65535)
       return bad("the port '" + port + "' is not a number from 1 to 65535");
     u.port = static_cast<uint16_t>(std::stoi(port));
   }
@@ -135,8 +143,9 @@ RedisCache::RedisCache(Config c) : config_(std::move(c)) {}
 RedisCache::~RedisCache() = default;
 
 void RedisCache::failed(const std::string &why) {
-  down_until_ns_.store(now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(config_.retry_after).count(),
-                       std::memory_order_relaxed);
+  down_until_ns_.store(
+      now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(config_.retry_after).count(),
+      std::memory_order_relaxed);
   if (!warned_.exchange(true))
     std::cerr << "kiln: warning: the remote cache " << config_.url.str() << " failed (" << why
               << "); kernels are compiled locally meanwhile (this warning is printed once)\n";
@@ -158,21 +167,22 @@ std::unique_ptr<RedisCache::Connection> RedisCache::take_connection(std::string 
   }
   tcp::resolver resolver(c->io);
   bool finished = false, ok = false;
-  resolver.async_resolve(config_.url.host, std::to_string(config_.url.port),
-                         [&](const boost::system::error_code &ec, const tcp::resolver::results_type &results) {
-                           if (ec) {
-                             why = "cannot resolve " + config_.url.host + ": " + ec.message();
-                             finished = true;
-                             return;
-                           }
-                           asio::async_connect(c->socket, results,
-                                               [&](const boost::system::error_code &e, const tcp::endpoint &) {
-                                                 finished = true;
-                                                 ok = !e;
-                                                 if (e)
-                                                   why = "cannot connect: " + e.message();
-                                               });
-                         });
+  resolver.async_resolve(
+      config_.url.host, std::to_string(config_.url.port),
+      [&](const boost::system::error_code &ec, const tcp::resolver::results_type &results) {
+        if (ec) {
+          why = "cannot resolve " + config_.url.host + ": " + ec.message();
+          finished = true;
+          return;
+        }
+        asio::async_connect(c->socket, results,
+                            [&](const boost::system::error_code &e, const tcp::endpoint &) {
+                              finished = true;
+                              ok = !e;
+                              if (e)
+                                why = "cannot connect: " + e.message();
+                            });
+      });
   if (!run_until(c->io, c->socket, finished, Clock::now() + config_.connect_timeout)) {
     resolver.cancel();
     why = "no connection within " + std::to_string(config_.connect_timeout.count()) + " ms";
@@ -221,7 +231,8 @@ RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
       lens.push_back(a.size());
     }
     char *out = nullptr;
-    const int n = redisFormatCommandArgv(&out, static_cast<int>(argv.size()), argv.data(), lens.data());
+    const int n =
+        redisFormatCommandArgv(&out, static_cast<int>(argv.size()), argv.data(), lens.data());
     if (n < 0) {
       failed("cannot format a command");
       return std::nullopt;
@@ -234,46 +245,48 @@ RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
   bool finished = false, ok = false;
   std::array<char, 16384> buf;
   std::function<void()> read_more = [&] {
-    c->socket.async_read_some(asio::buffer(buf), [&](const boost::system::error_code &ec, size_t n) {
-      if (ec) {
-        why = ec == asio::error::eof ? "the server closed the connection" : ec.message();
-        finished = true;
-        return;
-      }
-      if (redisReaderFeed(c->reader, buf.data(), n) != REDIS_OK) {
-        why = "unreadable reply";
-        finished = true;
-        return;
-      }
-      for (;;) {
-        void *r = nullptr;
-        if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
-          why = std::string("not a Redis reply (") + c->reader->errstr + ")";
-          finished = true;
-          return;
-        }
-        if (!r)
-          break;
-        replies.push_back(std::make_shared<Reply>(r));
-      }
-      if (replies.size() >= all.size()) {
-        ok = replies.size() == all.size();
-        if (!ok)
-          why = "more replies than requests";
-        finished = true;
-        return;
-      }
-      read_more();
-    });
+    c->socket.async_read_some(
+        asio::buffer(buf), [&](const boost::system::error_code &ec, size_t n) {
+          if (ec) {
+            why = ec == asio::error::eof ? "the server closed the connection" : ec.message();
+            finished = true;
+            return;
+          }
+          if (redisReaderFeed(c->reader, buf.data(), n) != REDIS_OK) {
+            why = "unreadable reply";
+            finished = true;
+            return;
+          }
+          for (;;) {
+            void *r = nullptr;
+            if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+              why = std::string("not a Redis reply (") + c->reader->errstr + ")";
+              finished = true;
+              return;
+            }
+            if (!r)
+              break;
+            replies.push_back(std::make_shared<Reply>(r));
+          }
+          if (replies.size() >= all.size()) {
+            ok = replies.size() == all.size();
+            if (!ok)
+              why = "more replies than requests";
+            finished = true;
+            return;
+          }
+          read_more();
+        });
   };
-  asio::async_write(c->socket, asio::buffer(wire), [&](const boost::system::error_code &ec, size_t) {
-    if (ec) {
-      why = "cannot send: " + ec.message();
-      finished = true;
-      return;
-    }
-    read_more();
-  });
+  asio::async_write(c->socket, asio::buffer(wire),
+                    [&](const boost::system::error_code &ec, size_t) {
+                      if (ec) {
+                        why = "cannot send: " + ec.message();
+                        finished = true;
+                        return;
+                      }
+                      read_more();
+                    });
   if (!run_until(c->io, c->socket, finished, Clock::now() + config_.request_timeout))
     why = "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
   if (!ok) {
@@ -282,8 +295,8 @@ RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
   }
   for (size_t i = 0; i < setup; ++i)
     if (replies[i]->r->type == REDIS_REPLY_ERROR) {
-      failed(std::string(i == 0 && !config_.url.password.empty() ? "AUTH" : "SELECT") + " was refused: " +
-             std::string(replies[i]->r->str, replies[i]->r->len));
+      failed(std::string(i == 0 && !config_.url.password.empty() ? "AUTH" : "SELECT") +
+             " was refused: " + std::string(replies[i]->r->str, replies[i]->r->len));
       return std::nullopt;
     }
   c->fresh = false;
@@ -309,7 +322,8 @@ std::string RedisCache::encode(const CachedKernel &entry) const {
   for (int i = 0; i < 8; ++i)
     payload[static_cast<size_t>(i)] = static_cast<char>(n >> (8 * i));
   payload += text;
-  payload.append(reinterpret_cast<const char *>(entry.kernel.binary.data()), entry.kernel.binary.size());
+  payload.append(reinterpret_cast<const char *>(entry.kernel.binary.data()),
+                 entry.kernel.binary.size());
   const auto sig = sign(config_.hmac_key, payload);
   std::string value(kMagic);
   value.append(reinterpret_cast<const char *>(sig.data()), sig.size());
@@ -363,8 +377,8 @@ std::optional<CachedKernel> RedisCache::get(const std::string &key) {
   std::optional<CachedKernel> out = decode(std::string(r->str, r->len), why);
   if (!out) {
     if (!warned_.exchange(true))
-      std::cerr << "kiln: warning: rejected the remote cache entry " << key << " from " << config_.url.str() << ": "
-                << why << " (this warning is printed once)\n";
+      std::cerr << "kiln: warning: rejected the remote cache entry " << key << " from "
+                << config_.url.str() << ": " << why << " (this warning is printed once)\n";
     return std::nullopt;
   }
   out->kernel.key = key;
@@ -401,12 +415,15 @@ std::string random_token() {
 
 std::unique_ptr<KeyLock> RedisCache::lock(const std::string &key) {
   const std::string token = random_token();
-  const auto replies = request({{"SET", lock_key(key), token, "NX", "PX", std::to_string(config_.lock_ttl.count())}});
+  const auto replies = request(
+      {{"SET", lock_key(key), token, "NX", "PX", std::to_string(config_.lock_ttl.count())}});
   if (!replies)
     return nullptr;
   if ((*replies)[0]->r->type == REDIS_REPLY_STATUS) // OK: this machine compiles
     return std::make_unique<RemoteLock>([this, key, token] {
-      request({{"EVAL", "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0",
+      request({{"EVAL",
+                "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) "
+                "end return 0",
                 "1", lock_key(key), token}});
     });
   // Another machine is compiling it: wait for its entry, up to a bound.

@@ -49,9 +49,9 @@ public:
     std::chrono::milliseconds connect_timeout{50};
     std::chrono::milliseconds request_timeout{200};
     size_t pool_size = 4;
-    std::chrono::milliseconds lock_ttl{30000};    ///< how long a compiling machine holds the key
+    std::chrono::milliseconds lock_ttl{30000};      ///< how long a compiling machine holds the key
     std::chrono::milliseconds wait_for_peer{10000}; ///< how long others wait for its entry
-    std::chrono::milliseconds retry_after{1000};  ///< after a failure, no request for this long
+    std::chrono::milliseconds retry_after{1000};    ///< after a failure, no request for this long
   };
   explicit RedisCache(Config c);
   ~RedisCache() override;
@@ -71,7 +71,8 @@ public:
 private:
   /// Sends `commands` pipelined on one connection and returns one reply per
   /// command, or nullopt after any failure (which it reports once).
-  std::optional<std::vector<std::shared_ptr<Reply>>> request(const std::vector<std::vector<std::string>> &commands);
+  std::optional<std::vector<std::shared_ptr<Reply>>>
+  request(const std::vector<std::vector<std::string>> &commands);
   void failed(const std::string &why);
   std::unique_ptr<Connection> take_connection(std::string &why);
   void give_back(std::unique_ptr<Connection> c);

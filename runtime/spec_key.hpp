@@ -67,7 +67,8 @@ public:
     return true;
   }
   StoredKey store() const {
-    return StoredKey{std::vector<uint64_t>(words_, words_ + n_), std::vector<std::string>(strings_, strings_ + ns_)};
+    return StoredKey{std::vector<uint64_t>(words_, words_ + n_),
+                     std::vector<std::string>(strings_, strings_ + ns_)};
   }
 
   /// FNV-1a over the bytes and the length.
@@ -81,8 +82,9 @@ public:
 
 private:
   [[noreturn]] static void overflow() {
-    throw ArgumentError("a launch has more values (parameters, tuple elements, strings) than kiln keys; at most " +
-                        std::to_string(kMaxWords) + " words");
+    throw ArgumentError(
+        "a launch has more values (parameters, tuple elements, strings) than kiln keys; at most " +
+        std::to_string(kMaxWords) + " words");
   }
   uint64_t words_[kMaxWords];
   const char *strings_[kMaxStrings];

@@ -12,13 +12,17 @@ namespace kiln::runtime {
 using compiler::ParamSpec;
 using frontend::ConstValue;
 
-uint64_t string_word(const char *s) { return SpecKey::string_hash(s); }
+uint64_t string_word(const char *s) {
+  return SpecKey::string_hash(s);
+}
 
 namespace {
 
 enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5, kTuple = 6 };
 
-bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+bool fits_i32(int64_t v) {
+  return v >= INT32_MIN && v <= INT32_MAX;
+}
 
 /// One word per option, so that no value can spill into another's bits.
 void push_options(const Options &o, SpecKey &key) {
@@ -32,7 +36,9 @@ void push_options(const Options &o, SpecKey &key) {
 
 // ---- specialization ----
 
-ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const { return spec_of(info_.params[i], a); }
+ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
+  return spec_of(info_.params[i], a);
+}
 
 ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const {
   ParamSpec s;
@@ -47,15 +53,31 @@ ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const
   if (p.is_constexpr) {
     s.is_constexpr = true;
     switch (a.kind()) {
-    case Arg::Kind::None: s.value = ConstValue::none(); break;
-    case Arg::Kind::Int: s.value = ConstValue::of_int(a.as_int()); break;
-    case Arg::Kind::UInt: arg_error("constexpr '" + p.name + "' does not fit in int64");
-    case Arg::Kind::Float: s.value = ConstValue::of_float(a.as_float()); break;
-    case Arg::Kind::Bool: s.value = ConstValue::of_bool(a.as_bool()); break;
-    case Arg::Kind::Function: s.value = ConstValue::of_function(&a.as_function()->info()); break;
-    case Arg::Kind::Str: s.value = ConstValue::of_str(a.as_str()); break;
-    case Arg::Kind::DType: s.value = ConstValue::of_dtype(a.dtype()); break;
-    case Arg::Kind::Tuple: break; // handled above
+    case Arg::Kind::None:
+      s.value = ConstValue::none();
+      break;
+    case Arg::Kind::Int:
+      s.value = ConstValue::of_int(a.as_int());
+      break;
+    case Arg::Kind::UInt:
+      arg_error("constexpr '" + p.name + "' does not fit in int64");
+    case Arg::Kind::Float:
+      s.value = ConstValue::of_float(a.as_float());
+      break;
+    case Arg::Kind::Bool:
+      s.value = ConstValue::of_bool(a.as_bool());
+      break;
+    case Arg::Kind::Function:
+      s.value = ConstValue::of_function(&a.as_function()->info());
+      break;
+    case Arg::Kind::Str:
+      s.value = ConstValue::of_str(a.as_str());
+      break;
+    case Arg::Kind::DType:
+      s.value = ConstValue::of_dtype(a.dtype());
+      break;
+    case Arg::Kind::Tuple:
+      break; // handled above
     case Arg::Kind::Pointer:
       arg_error("parameter '" + p.name + "' is tl.constexpr; pass a value, not a tensor");
     }
@@ -114,7 +136,8 @@ ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const
     s.is_constexpr = true;
     s.value = ConstValue::of_dtype(a.dtype());
     return s;
-  case Arg::Kind::Tuple: break; // handled above
+  case Arg::Kind::Tuple:
+    break; // handled above
   }
   return s;
 }
@@ -143,24 +166,39 @@ void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &
   }
   const ParamSpec s = spec_of(p, a);
   if (!s.is_constexpr) {
-    const Tag tag = s.is_pointer ? kPtr : kiln::is_float(s.dtype) ? kFloat : s.dtype == DType::i1 ? kBool : kInt;
-    key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 | uint64_t(s.is_const) << 17);
+    const Tag tag = s.is_pointer              ? kPtr
+                    : kiln::is_float(s.dtype) ? kFloat
+                    : s.dtype == DType::i1    ? kBool
+                                              : kInt;
+    key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 |
+             uint64_t(s.is_const) << 17);
     return;
   }
   key.push(kConst | uint64_t(s.value.kind) << 8);
   switch (s.value.kind) {
-  case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
-  case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
-  case ConstValue::Kind::Bool: key.push(s.value.b); break;
+  case ConstValue::Kind::Int:
+    key.push(static_cast<uint64_t>(s.value.i));
+    break;
+  case ConstValue::Kind::Float:
+    key.push(std::bit_cast<uint64_t>(s.value.f));
+    break;
+  case ConstValue::Kind::Bool:
+    key.push(s.value.b);
+    break;
   case ConstValue::Kind::Function:
     for (uint64_t w : a.as_function()->key_words())
       key.push(w);
     break;
-  case ConstValue::Kind::Str: key.push_string(a.as_str()); break;
-  case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
-  default: key.push(0); break;
+  case ConstValue::Kind::Str:
+    key.push_string(a.as_str());
+    break;
+  case ConstValue::Kind::DType:
+    key.push(static_cast<uint64_t>(s.value.dtype));
+    break;
+  default:
+    key.push(0);
+    break;
   }
 }
-
 
 } // namespace kiln::runtime

@@ -5,7 +5,8 @@
 namespace kiln {
 
 const VersionInfo &version_info() {
-  static const VersionInfo info{KILN_VERSION_STRING, KILN_BUILD_ID, KILN_GIT_DESCRIBE, KILN_LLVM_VERSION};
+  static const VersionInfo info{KILN_VERSION_STRING, KILN_BUILD_ID, KILN_GIT_DESCRIBE,
+                                KILN_LLVM_VERSION};
   return info;
 }
 

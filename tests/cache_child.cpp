@@ -9,7 +9,8 @@
 #include <kiln/kiln.hpp>
 
 int main(int argc, char **argv) {
-  const std::string file = argc > 1 ? argv[1] : std::string(KILN_SHARED_DIR) + "/kernels/vector_add.py";
+  const std::string file =
+      argc > 1 ? argv[1] : std::string(KILN_SHARED_DIR) + "/kernels/vector_add.py";
   try {
     const int n = 1000;
     std::vector<float> x(n), y(n), out(n, -1.0f);
@@ -19,7 +20,8 @@ int main(int argc, char **argv) {
     }
     kiln::Module m = kiln::Module::from_file(file);
     const kiln::Kernel add = m.kernel("add_kernel");
-    const kiln::LaunchResult r = add[{static_cast<uint32_t>(kiln::cdiv(n, 256))}](x.data(), y.data(), out.data(), n, kiln::arg("BLOCK", 256));
+    const kiln::LaunchResult r = add[{static_cast<uint32_t>(kiln::cdiv(n, 256))}](
+        x.data(), y.data(), out.data(), n, kiln::arg("BLOCK", 256));
     bool correct = true;
     for (int i = 0; i < n; ++i)
       correct = correct && out[i] == x[i] + y[i];

@@ -124,7 +124,8 @@ TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
     void (*apply)(const std::string &binary, const std::string &meta);
   };
   const Damage damages[] = {
-      {"truncated binary", [](const std::string &b, const std::string &) { fs::resize_file(b, 10); }},
+      {"truncated binary",
+       [](const std::string &b, const std::string &) { fs::resize_file(b, 10); }},
       {"bit-flipped binary",
        [](const std::string &b, const std::string &) {
          std::fstream f(b, std::ios::in | std::ios::out | std::ios::binary);
@@ -135,9 +136,11 @@ TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
          f.seekp(5);
          f.write(&ch, 1);
        }},
-      {"truncated metadata", [](const std::string &, const std::string &m) { fs::resize_file(m, 20); }},
+      {"truncated metadata",
+       [](const std::string &, const std::string &m) { fs::resize_file(m, 20); }},
       {"missing binary", [](const std::string &b, const std::string &) { fs::remove(b); }},
-      {"binary writable by others", [](const std::string &b, const std::string &) { ::chmod(b.c_str(), 0666); }},
+      {"binary writable by others",
+       [](const std::string &b, const std::string &) { ::chmod(b.c_str(), 0666); }},
   };
   for (const Damage &d : damages) {
     CAPTURE(d.what);
@@ -152,7 +155,8 @@ TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
   }
 }
 
-TEST_CASE("disk cache: an entry owned by another user is a miss; a cache folder of another user is refused") {
+TEST_CASE("disk cache: an entry owned by another user is a miss; a cache folder of another user is "
+          "refused") {
   if (::geteuid() != 0) {
     MESSAGE("[SKIP] changing a file's owner needs root");
     return;
@@ -220,8 +224,9 @@ struct ChildResult {
 
 /// Runs `count` cache_child processes at once on cache folder `dir`.
 std::vector<ChildResult> run_children(const std::string &dir, int count) {
-  const std::string cmd = "for i in $(seq " + std::to_string(count) + "); do KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" +
-                          dir + "' " + KILN_CACHE_CHILD + " & done; wait";
+  const std::string cmd = "for i in $(seq " + std::to_string(count) +
+                          "); do KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" + dir + "' " +
+                          KILN_CACHE_CHILD + " & done; wait";
   FILE *p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   std::string out;
@@ -274,7 +279,8 @@ TEST_CASE("disk cache: four processes started together on one key compile it onc
   CHECK(compiled == 1);
 }
 
-TEST_CASE("disk cache: a truncated, bit-flipped or wrongly-owned binary is recompiled, with the right result") {
+TEST_CASE("disk cache: a truncated, bit-flipped or wrongly-owned binary is recompiled, with the "
+          "right result") {
   const TempDir t;
   REQUIRE(run_children(t.path, 1)[0].source == "compiled");
   const std::string cases[] = {"truncated", "bit-flipped", "wrongly-owned"};

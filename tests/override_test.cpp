@@ -40,7 +40,8 @@ std::string read(const fs::path &p) {
 
 } // namespace
 
-TEST_CASE("override: an edited LLVM IR file replaces the compiler's, and a broken one is a clear error") {
+TEST_CASE(
+    "override: an edited LLVM IR file replaces the compiler's, and a broken one is a clear error") {
   char tmpl[] = "/tmp/kiln-override-XXXXXX";
   REQUIRE(::mkdtemp(tmpl));
   const fs::path root = tmpl;

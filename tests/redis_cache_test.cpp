@@ -78,8 +78,9 @@ struct RedisServer {
       return;
     port = free_port();
     const std::string p = std::to_string(port);
-    std::vector<std::string> args = {exe,   "--port", p, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-                                     "--daemonize", "no", "--loglevel", "warning"};
+    std::vector<std::string> args = {
+        exe,  "--port",      p,    "--bind",     "127.0.0.1", "--save", "", "--appendonly",
+        "no", "--daemonize", "no", "--loglevel", "warning"};
     std::vector<char *> argv;
     for (auto &a : args)
       argv.push_back(a.data());
@@ -168,7 +169,8 @@ CachedKernel sample() {
   c.kernel.params = {{"x_ptr", kiln::DType::f16, true}};
   c.globals.push_back({"m.py", "N", kiln::frontend::ConstValue::of_int(3)});
   // What the compiler sets: the binary's hash, checked on the way back.
-  c.kernel.hash = kiln::sha256_hex(std::string_view(reinterpret_cast<const char *>(c.kernel.binary.data()), c.kernel.binary.size()));
+  c.kernel.hash = kiln::sha256_hex(std::string_view(
+      reinterpret_cast<const char *>(c.kernel.binary.data()), c.kernel.binary.size()));
   return c;
 }
 
@@ -189,8 +191,8 @@ struct ChildResult {
 };
 
 ChildResult run_child(const std::string &dir, const std::string &env) {
-  const std::string cmd = "KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" + dir + "' " + env + " " +
-                          KILN_CACHE_CHILD + " 2>&1";
+  const std::string cmd = "KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" + dir + "' " + env +
+                          " " + KILN_CACHE_CHILD + " 2>&1";
   FILE *p = ::popen(cmd.c_str(), "r");
   REQUIRE(p);
   ChildResult r;
@@ -225,7 +227,8 @@ TEST_CASE("redis: URLs are parsed, and a malformed one is a clear error") {
   CHECK(u.db == 2);
   CHECK(u.str() == "redis://cache.example:6380/2"); // no password in messages
   CHECK(RedisUrl::parse("redis://localhost").port == 6379);
-  for (const char *bad : {"http://x:1", "redis://:1", "redis://x:99999", "redis://x:1/db", "redis://user@x:1"}) {
+  for (const char *bad :
+       {"http://x:1", "redis://:1", "redis://x:99999", "redis://x:1/db", "redis://user@x:1"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(RedisUrl::parse(bad), kiln::ArgumentError);
   }
@@ -249,7 +252,8 @@ TEST_CASE("redis: values round-trip, and a wrong HMAC or a damaged value is reje
   flipped.back() ^= 1;
   CHECK_FALSE(a.decode(flipped, why));
   const RedisCache unsigned_cache = cache("redis://127.0.0.1:1");
-  CHECK_FALSE(a.decode(unsigned_cache.encode(in), why)); // a key is set: unsigned entries are refused
+  CHECK_FALSE(
+      a.decode(unsigned_cache.encode(in), why)); // a key is set: unsigned entries are refused
   CHECK_FALSE(a.decode("garbage", why));
 }
 
@@ -307,13 +311,15 @@ TEST_CASE("redis: a second cache folder gets a remote hit, and writes it to disk
   CHECK(run_child(two.path, env).source == "disk");
   // Another HMAC key: the remote entry is rejected and the kernel compiled.
   const TempDir three;
-  const ChildResult wrong = run_child(three.path, "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=other");
+  const ChildResult wrong =
+      run_child(three.path, "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=other");
   CAPTURE(wrong.out);
   CHECK(wrong.source == "compiled");
   CHECK(wrong.correct);
 }
 
-TEST_CASE("redis: never started, stopped mid-run, stalled or speaking garbage, every launch is right") {
+TEST_CASE(
+    "redis: never started, stopped mid-run, stalled or speaking garbage, every launch is right") {
   RedisServer server; // may be absent: then only the fakes and the closed port run
   FakeServer stalled(FakeServer::Mode::stall), garbage(FakeServer::Mode::garbage);
   std::vector<std::pair<std::string, std::string>> cases = {

@@ -58,10 +58,11 @@ void cache(const CacheOptions &o, const CommonOptions &common) {
   for (const auto &e : entries)
     bytes += e.bytes;
   if (common.json) {
-    nlohmann::json j = {{"dir", disk.dir()},
-                        {"entries", entries.size()},
-                        {"bytes", bytes},
-                        {"max_bytes", knobs.cache_max_bytes ? nlohmann::json(knobs.cache_max_bytes) : nullptr}};
+    nlohmann::json j = {
+        {"dir", disk.dir()},
+        {"entries", entries.size()},
+        {"bytes", bytes},
+        {"max_bytes", knobs.cache_max_bytes ? nlohmann::json(knobs.cache_max_bytes) : nullptr}};
     if (o.action == "ls") {
       nlohmann::json list = nlohmann::json::array();
       for (auto it = entries.rbegin(); it != entries.rend(); ++it)
@@ -84,9 +85,9 @@ void cache(const CacheOptions &o, const CommonOptions &common) {
     return;
   std::printf("\n%-24s %-34s %10s %10s  %s\n", "kernel", "target", "age_s", "bytes", "entry");
   for (auto it = entries.rbegin(); it != entries.rend(); ++it) // most recently used first
-    std::printf("%-24s %-34s %10.0f %10llu  %s\n", it->kernel.empty() ? "<unreadable>" : it->kernel.c_str(),
-                it->target.c_str(), age_s(it->used_ns), static_cast<unsigned long long>(it->bytes),
-                it->name.c_str());
+    std::printf("%-24s %-34s %10.0f %10llu  %s\n",
+                it->kernel.empty() ? "<unreadable>" : it->kernel.c_str(), it->target.c_str(),
+                age_s(it->used_ns), static_cast<unsigned long long>(it->bytes), it->name.c_str());
 }
 
 } // namespace
@@ -97,7 +98,8 @@ void add_cache_command(CLI::App &app, CommonOptions &common) {
   sub->add_option("ACTION", o->action, "info (default), ls, clear or prune")
       ->check(CLI::IsMember({"info", "ls", "clear", "prune"}))
       ->type_name("");
-  sub->add_option("--max-bytes", o->max_bytes, "prune: keep the most recently used entries within N bytes")
+  sub->add_option("--max-bytes", o->max_bytes,
+                  "prune: keep the most recently used entries within N bytes")
       ->type_name("N");
   add_common_options(*sub, common);
   sub->callback([o, &common] { cache(*o, common); });
