@@ -20,25 +20,18 @@
 
 #include "kiln/error.hpp"
 #include "runtime/disk_cache.hpp"
+#include "tests/cache_child.hpp"
 
 namespace fs = std::filesystem;
 using kiln::runtime::CachedKernel;
 using kiln::runtime::DiskCache;
+using kiln::testing::child_command;
+using kiln::testing::child_results;
+using kiln::testing::ChildResult;
+using kiln::testing::shell_output;
+using kiln::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/kiln-disk-cache-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 const std::string kKey = std::string(64, 'a');
 
@@ -217,33 +210,13 @@ TEST_CASE("disk cache: a size limit prunes on every store") {
 
 namespace {
 
-struct ChildResult {
-  std::string source;
-  bool correct = false;
-};
-
 /// Runs `count` cache_child processes at once on cache folder `dir`.
 std::vector<ChildResult> run_children(const std::string &dir, int count) {
-  const std::string cmd = "for i in $(seq " + std::to_string(count) +
-                          "); do KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" + dir + "' " +
-                          KILN_CACHE_CHILD + " & done; wait";
-  FILE *p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  std::string out;
-  char buf[256];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p))
-    out.append(buf, n);
-  ::pclose(p);
+  const std::string out =
+      shell_output("for i in $(seq " + std::to_string(count) + "); do " +
+                   child_command("KILN_NO_CACHE=0 KILN_CACHE_DIR='" + dir + "'") + " & done; wait");
   CAPTURE(out);
-  std::vector<ChildResult> results;
-  size_t pos = 0;
-  while ((pos = out.find("\"source\": \"", pos)) != std::string::npos) {
-    pos += 11;
-    ChildResult r;
-    r.source = out.substr(pos, out.find('"', pos) - pos);
-    r.correct = out.find("\"correct\": true", pos) == out.find("\"correct\":", pos);
-    results.push_back(r);
-  }
+  std::vector<ChildResult> results = child_results(out);
   REQUIRE(results.size() == static_cast<size_t>(count));
   return results;
 }

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/cache_child.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -20,14 +22,9 @@ struct Run {
 };
 
 Run run_child(const std::string &env) {
-  const std::string cmd = "KILN_BACKEND=cpu KILN_NO_CACHE=1 " + env + " " + KILN_CACHE_CHILD;
-  FILE *p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
   Run r;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p))
-    r.out.append(buf, n);
-  r.status = ::pclose(p);
+  r.out = kiln::testing::shell_output(kiln::testing::child_command("KILN_NO_CACHE=1 " + env),
+                                      &r.status);
   return r;
 }
 
@@ -42,9 +39,8 @@ std::string read(const fs::path &p) {
 
 TEST_CASE(
     "override: an edited LLVM IR file replaces the compiler's, and a broken one is a clear error") {
-  char tmpl[] = "/tmp/kiln-override-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl));
-  const fs::path root = tmpl;
+  const kiln::testing::TempDir tmp;
+  const fs::path root = tmp.path;
   const fs::path dump = root / "dump", over = root / "override";
   fs::create_directories(over);
 
@@ -72,5 +68,4 @@ TEST_CASE(
   CAPTURE(broken.out);
   CHECK(broken.out.find("not valid LLVM IR") != std::string::npos);
   CHECK(broken.out.find("add_kernel.llir") != std::string::npos);
-  fs::remove_all(root);
 }

@@ -26,11 +26,15 @@
 #include "compiler/support/sha256.hpp"
 #include "kiln/error.hpp"
 #include "runtime/redis_cache.hpp"
+#include "tests/cache_child.hpp"
 
 namespace fs = std::filesystem;
 using kiln::runtime::CachedKernel;
 using kiln::runtime::RedisCache;
 using kiln::runtime::RedisUrl;
+using kiln::testing::child_command;
+using kiln::testing::shell_output;
+using kiln::testing::TempDir;
 
 extern char **environ;
 
@@ -184,38 +188,22 @@ RedisCache cache(const std::string &url, const std::string &hmac = "") {
 
 const std::string kKey = std::string(64, 'b');
 
-struct ChildResult {
-  std::string source;
+struct ChildRun {
+  std::string source, out;
   bool correct = false;
-  std::string out;
 };
 
-ChildResult run_child(const std::string &dir, const std::string &env) {
-  const std::string cmd = "KILN_NO_CACHE=0 KILN_BACKEND=cpu KILN_CACHE_DIR='" + dir + "' " + env +
-                          " " + KILN_CACHE_CHILD + " 2>&1";
-  FILE *p = ::popen(cmd.c_str(), "r");
-  REQUIRE(p);
-  ChildResult r;
-  char buf[512];
-  while (size_t n = std::fread(buf, 1, sizeof buf, p))
-    r.out.append(buf, n);
-  ::pclose(p);
-  const size_t s = r.out.find("\"source\": \"");
-  if (s != std::string::npos)
-    r.source = r.out.substr(s + 11, r.out.find('"', s + 11) - s - 11);
-  r.correct = r.out.find("\"correct\": true") != std::string::npos;
+ChildRun run_child(const std::string &dir, const std::string &env) {
+  ChildRun r;
+  r.out =
+      shell_output(child_command("KILN_NO_CACHE=0 KILN_CACHE_DIR='" + dir + "' " + env) + " 2>&1");
+  const std::vector<kiln::testing::ChildResult> results = kiln::testing::child_results(r.out);
+  if (!results.empty()) {
+    r.source = results[0].source;
+    r.correct = results[0].correct;
+  }
   return r;
 }
-
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/kiln-redis-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    path = tmpl;
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
 
 } // namespace
 
@@ -300,18 +288,18 @@ TEST_CASE("redis: a second cache folder gets a remote hit, and writes it to disk
   }
   const TempDir one, two;
   const std::string env = "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=k";
-  const ChildResult first = run_child(one.path, env);
+  const ChildRun first = run_child(one.path, env);
   CAPTURE(first.out);
   CHECK(first.source == "compiled");
   CHECK(first.correct);
-  const ChildResult second = run_child(two.path, env);
+  const ChildRun second = run_child(two.path, env);
   CAPTURE(second.out);
   CHECK(second.source == "remote");
   CHECK(second.correct);
   CHECK(run_child(two.path, env).source == "disk");
   // Another HMAC key: the remote entry is rejected and the kernel compiled.
   const TempDir three;
-  const ChildResult wrong =
+  const ChildRun wrong =
       run_child(three.path, "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=other");
   CAPTURE(wrong.out);
   CHECK(wrong.source == "compiled");
@@ -338,7 +326,7 @@ TEST_CASE(
     // timeout of minutes) ended the requests.
     CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
     const TempDir dir;
-    const ChildResult r = run_child(dir.path, "KILN_REDIS_URL=" + url);
+    const ChildRun r = run_child(dir.path, "KILN_REDIS_URL=" + url);
     CAPTURE(r.out);
     CHECK(r.source == "compiled");
     CHECK(r.correct);
@@ -358,7 +346,7 @@ TEST_CASE(
   server.stop();
   CHECK_FALSE(c.get(kKey));
   const TempDir dir;
-  const ChildResult r = run_child(dir.path, "KILN_REDIS_URL=" + server.url());
+  const ChildRun r = run_child(dir.path, "KILN_REDIS_URL=" + server.url());
   CHECK(r.source == "compiled");
   CHECK(r.correct);
 }
