@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -155,19 +156,28 @@ void warn_once(const std::string &message) {
               << " (the disk cache is skipped; launches still work)\n";
 }
 
-class FlockLock final : public KeyLock {
+} // namespace
+
+/// The lock file of one key, held; also marks the key held in this process.
+class DiskCache::FlockLock final : public KeyLock {
 public:
-  explicit FlockLock(int fd) : fd_(fd) {}
+  FlockLock(DiskCache &cache, std::string name, int fd)
+      : cache_(cache), name_(std::move(name)), fd_(fd) {}
   ~FlockLock() override {
-    ::flock(fd_, LOCK_UN);
-    ::close(fd_);
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+    std::lock_guard lock(cache_.held_mutex_);
+    cache_.held_.erase(name_);
   }
+  void set_fd(int fd) { fd_ = fd; }
 
 private:
+  DiskCache &cache_;
+  std::string name_;
   int fd_;
 };
-
-} // namespace
 
 DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
     : dir_(std::move(dir)), max_bytes_(max_bytes) {
@@ -300,19 +310,31 @@ void DiskCache::put(const std::string &key, const CachedKernel &entry) {
 }
 
 std::unique_ptr<KeyLock> DiskCache::lock(const std::string &key) {
-  const std::string path = dir_ + "/locks/" + entry_name(key);
+  const std::string name = entry_name(key);
+  {
+    // A key this process already compiles (two Modules of one file) is
+    // compiled again rather than waited for: the waiting job could hold the
+    // compile pool's only worker that the holder's next stage needs.
+    std::lock_guard lock(held_mutex_);
+    if (!held_.insert(name).second)
+      return nullptr;
+  }
+  auto held = std::make_unique<FlockLock>(*this, name, -1);
+  const std::string path = dir_ + "/locks/" + name;
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) {
     warn_once("cannot open the lock file " + path + ": " + errno_text());
     return nullptr;
   }
+  // Only other processes can hold it now, and they do not wait on us.
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) {
       ::close(fd);
       return nullptr;
     }
   }
-  return std::make_unique<FlockLock>(fd);
+  held->set_fd(fd);
+  return held;
 }
 
 std::vector<DiskCache::Entry> DiskCache::entries() const {
@@ -345,7 +367,27 @@ std::vector<DiskCache::Entry> DiskCache::entries() const {
   return out;
 }
 
+void DiskCache::sweep() {
+  // What crashed writers left: folders moved aside but not deleted, and
+  // temporary files never renamed (an hour old: no writer is that slow).
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::error_code ec;
+  for (const auto &d : fs::directory_iterator(dir_, ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.rfind(".trash.", 0) == 0) {
+      fs::remove_all(d.path(), ec);
+      continue;
+    }
+    if (name.empty() || name[0] == '.' || name == "locks" || !d.is_directory(ec))
+      continue;
+    for (const auto &f : fs::directory_iterator(d.path(), ec))
+      if (f.path().filename().string().rfind(".tmp.", 0) == 0 && f.last_write_time(ec) < stale)
+        fs::remove(f.path(), ec);
+  }
+}
+
 size_t DiskCache::prune(uint64_t max_bytes) {
+  sweep();
   std::vector<Entry> all = entries();
   uint64_t total = 0;
   for (const Entry &e : all)

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,11 +59,17 @@ public:
 
 private:
   std::string entry_dir(const std::string &key) const { return dir_ + "/" + entry_name(key); }
+  /// Deletes what crashed writers left behind.
+  void sweep();
   /// Moves an entry aside and deletes it (a reader never sees half of it).
   void discard(const std::string &path, const std::string &why);
 
+  class FlockLock;
+
   std::string dir_;
   uint64_t max_bytes_;
+  std::mutex held_mutex_;
+  std::set<std::string> held_; ///< keys whose lock this process holds
 };
 
 } // namespace kiln::runtime
