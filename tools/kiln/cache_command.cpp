@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -48,9 +49,9 @@ void cache(const CacheOptions &o, const CommonOptions &common) {
       removed = disk.prune(limit);
     }
     if (common.json)
-      std::printf("%s\n", nlohmann::json{{"dir", disk.dir()}, {"removed", removed}}.dump().c_str());
+      std::cout << nlohmann::json{{"dir", disk.dir()}, {"removed", removed}}.dump() << '\n';
     else
-      std::printf("%s: removed %zu entries\n", disk.dir().c_str(), removed);
+      std::cout << disk.dir() << ": removed " << removed << " entries\n";
     return;
   }
   const auto entries = disk.entries();
@@ -73,21 +74,26 @@ void cache(const CacheOptions &o, const CommonOptions &common) {
                         {"age_s", age_s(it->used_ns)}});
       j["list"] = std::move(list);
     }
-    std::printf("%s\n", j.dump().c_str());
+    std::cout << j.dump() << '\n';
     return;
   }
-  std::printf("cache   %s\nentries %zu\nsize    %llu bytes", disk.dir().c_str(), entries.size(),
-              static_cast<unsigned long long>(bytes));
+  std::cout << "cache   " << disk.dir() << "\nentries " << entries.size() << "\nsize    " << bytes
+            << " bytes";
   if (knobs.cache_max_bytes)
-    std::printf(" (limit %llu)", static_cast<unsigned long long>(knobs.cache_max_bytes));
-  std::printf("\n");
+    std::cout << " (limit " << knobs.cache_max_bytes << ")";
+  std::cout << '\n';
   if (o.action != "ls")
     return;
-  std::printf("\n%-24s %-34s %10s %10s  %s\n", "kernel", "target", "age_s", "bytes", "entry");
-  for (auto it = entries.rbegin(); it != entries.rend(); ++it) // most recently used first
-    std::printf("%-24s %-34s %10.0f %10llu  %s\n",
-                it->kernel.empty() ? "<unreadable>" : it->kernel.c_str(), it->target.c_str(),
-                age_s(it->used_ns), static_cast<unsigned long long>(it->bytes), it->name.c_str());
+  char line[512];
+  std::snprintf(line, sizeof line, "\n%-24s %-34s %10s %10s  %s\n", "kernel", "target", "age_s",
+                "bytes", "entry");
+  std::cout << line;
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) { // most recently used first
+    std::snprintf(line, sizeof line, "%-24s %-34s %10.0f %10llu  %s\n",
+                  it->kernel.empty() ? "<unreadable>" : it->kernel.c_str(), it->target.c_str(),
+                  age_s(it->used_ns), static_cast<unsigned long long>(it->bytes), it->name.c_str());
+    std::cout << line;
+  }
 }
 
 } // namespace
