@@ -205,6 +205,23 @@ std::optional<std::vector<std::shared_ptr<RedisCache::Reply>>>
 RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
   if (now_ns() < down_until_ns_.load(std::memory_order_relaxed))
     return std::nullopt; // failed a moment ago: do not pay the deadline again
+  bool stale = false;
+  auto replies = request_once(commands, stale);
+  if (!replies && stale) {
+    // A pooled connection the server had closed (a restart, an idle
+    // timeout): the others are as old, so start afresh, once.
+    {
+      std::lock_guard lock(pool_mutex_);
+      pool_.clear();
+    }
+    replies = request_once(commands, stale);
+  }
+  return replies;
+}
+
+std::optional<std::vector<std::shared_ptr<RedisCache::Reply>>>
+RedisCache::request_once(const std::vector<std::vector<std::string>> &commands, bool &stale) {
+  stale = false;
   std::string why;
   std::unique_ptr<Connection> c = take_connection(why);
   if (!c) {
@@ -242,13 +259,15 @@ RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
   }
 
   std::vector<std::shared_ptr<Reply>> replies;
-  bool finished = false, ok = false;
+  bool finished = false, ok = false, closed = false;
+  const bool reused = !c->fresh;
   std::array<char, 16384> buf;
   std::function<void()> read_more = [&] {
     c->socket.async_read_some(
         asio::buffer(buf), [&](const boost::system::error_code &ec, size_t n) {
           if (ec) {
             why = ec == asio::error::eof ? "the server closed the connection" : ec.message();
+            closed = ec == asio::error::eof || ec == asio::error::connection_reset;
             finished = true;
             return;
           }
@@ -278,19 +297,23 @@ RedisCache::request(const std::vector<std::vector<std::string>> &commands) {
           read_more();
         });
   };
-  asio::async_write(c->socket, asio::buffer(wire),
-                    [&](const boost::system::error_code &ec, size_t) {
-                      if (ec) {
-                        why = "cannot send: " + ec.message();
-                        finished = true;
-                        return;
-                      }
-                      read_more();
-                    });
+  asio::async_write(
+      c->socket, asio::buffer(wire), [&](const boost::system::error_code &ec, size_t) {
+        if (ec) {
+          why = "cannot send: " + ec.message();
+          closed = ec == asio::error::broken_pipe || ec == asio::error::connection_reset;
+          finished = true;
+          return;
+        }
+        read_more();
+      });
   if (!run_until(c->io, c->socket, finished, Clock::now() + config_.request_timeout))
     why = "no reply within " + std::to_string(config_.request_timeout.count()) + " ms";
   if (!ok) {
-    failed(why);
+    if (reused && closed && replies.empty())
+      stale = true; // the caller retries on a new connection before calling it a failure
+    else
+      failed(why);
     return std::nullopt; // the connection is dropped: its stream may be mid-reply
   }
   for (size_t i = 0; i < setup; ++i)

@@ -73,6 +73,8 @@ private:
   /// command, or nullopt after any failure (which it reports once).
   std::optional<std::vector<std::shared_ptr<Reply>>>
   request(const std::vector<std::vector<std::string>> &commands);
+  std::optional<std::vector<std::shared_ptr<Reply>>>
+  request_once(const std::vector<std::vector<std::string>> &commands, bool &stale);
   void failed(const std::string &why);
   std::unique_ptr<Connection> take_connection(std::string &why);
   void give_back(std::unique_ptr<Connection> c);

@@ -19,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -76,11 +77,12 @@ struct RedisServer {
   pid_t pid = -1;
   uint16_t port = 0;
   bool running() const { return pid > 0; }
-  RedisServer() {
+  /// On `on_port`, or a free port when 0.
+  explicit RedisServer(uint16_t on_port = 0) {
     const std::string exe = redis_server_path();
     if (exe.empty())
       return;
-    port = free_port();
+    port = on_port ? on_port : free_port();
     const std::string p = std::to_string(port);
     std::vector<std::string> args = {
         exe,  "--port",      p,    "--bind",     "127.0.0.1", "--save", "", "--appendonly",
@@ -349,4 +351,24 @@ TEST_CASE(
   const ChildRun r = run_child(dir.path, "KILN_REDIS_URL=" + server.url());
   CHECK(r.source == "compiled");
   CHECK(r.correct);
+}
+
+TEST_CASE("redis: a restarted server is reconnected to at once, without a failure") {
+  auto first = std::make_unique<RedisServer>();
+  if (!first->running()) {
+    MESSAGE("[SKIP] redis-server is not installed");
+    return;
+  }
+  const uint16_t port = first->port;
+  RedisCache c = cache(first->url());
+  c.put(kKey, sample()); // leaves a pooled connection
+  REQUIRE(c.get(kKey));
+  first.reset();
+  const RedisServer second(port);
+  REQUIRE(second.running());
+  // The pooled connection is dead; the request retries on a new one, and
+  // this is not a failure (no back-off: the put and get go through).
+  CHECK_FALSE(c.get(kKey)); // the new server is empty
+  c.put(kKey, sample());
+  CHECK(c.get(kKey));
 }
