@@ -669,7 +669,7 @@ void print_compile(const std::vector<CompileFigures> &figures) {
   std::ostream &out = std::cout;
   out << "compile  one specialization per kernel; median (min-max)\n"
       << "  " << left("kernel", 16) << padded("cold ms", 22) << padded("of which compiler", 20)
-      << padded("memory hit us", 24) << padded("disk hit ms", 24) << "of which lookup ms" << '\n';
+      << padded("memory hit us", 24) << padded("disk hit ms", 24) << "  lookup ms" << '\n';
   for (const CompileFigures &f : figures) {
     out << "  " << left(f.kernel, 16);
     if (!f.error.empty()) {
@@ -678,7 +678,7 @@ void print_compile(const std::vector<CompileFigures> &figures) {
     }
     out << padded(with_spread(f.cold_ms, 1), 22) << padded(fixed(f.compiler_ms.median, 1), 20)
         << padded(with_spread(f.memory_hit_us, 3), 24) << padded(with_spread(f.disk_hit_ms, 3), 24)
-        << padded(fixed(f.disk_lookup_ms.median, 3), 10) << '\n';
+        << padded(fixed(f.disk_lookup_ms.median, 3), 11) << '\n';
   }
   out << "  cold: file read to binary loaded, in a fresh process with an empty cache, median of "
       << kColdRuns << " processes\n"
