@@ -17,7 +17,7 @@ set_target_properties(LLVMSupport PROPERTIES
   INTERFACE_LINK_LIBRARIES "rt;dl;m;${KILN_LIBZ_STATIC};${KILN_LIBZSTD_STATIC};LLVMDemangle")
 
 llvm_map_components_to_libnames(KILN_LLVM_LIBS
-  core support passes ipo linker bitreader analysis transformutils vectorize instcombine scalaropts
+  core support asmparser passes ipo linker bitreader analysis transformutils vectorize instcombine scalaropts
   target mc object orcjit executionengine jitlink
   nvptxcodegen nvptxdesc nvptxinfo
   x86codegen x86asmparser x86desc x86info)

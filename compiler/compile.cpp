@@ -2,12 +2,16 @@
 // stage timed and kept as text in the CompiledKernel.
 #include "compiler/compile.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 
+#include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/LLVMContext.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -38,10 +42,34 @@ private:
 };
 
 /// Writes each stage of a compile to `dir/<kernel>.<hash>/` for inspection.
+/// The folder of one compile under KILN_DUMP_DIR (and KILN_OVERRIDE_DIR).
+std::string stage_folder(const CompiledKernel &k) {
+  return k.name + "." + sha256_hex(k.specialization + k.options.str() + k.target).substr(0, 12);
+}
+
+struct Override {
+  std::string path, text;
+};
+
+/// The user's override of `stage`, if there is one.
+std::optional<Override> override_file(const std::string &dir, const CompiledKernel &k, const std::string &stage) {
+  namespace fs = std::filesystem;
+  for (const fs::path &p : {fs::path(dir) / stage_folder(k) / (k.name + "." + stage), fs::path(dir) / (k.name + "." + stage)}) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec))
+      continue;
+    std::ifstream in(p, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof())
+      throw RuntimeError("KILN_OVERRIDE_DIR: cannot read " + p.string());
+    return Override{p.string(), std::move(text)};
+  }
+  return std::nullopt;
+}
+
 void dump_stages(const std::string &dir, const CompiledKernel &k, const std::string &unoptimized) {
   namespace fs = std::filesystem;
-  const std::string id = sha256_hex(k.specialization + k.options.str() + k.target).substr(0, 12);
-  const fs::path out = fs::path(dir) / (k.name + "." + id);
+  const fs::path out = fs::path(dir) / stage_folder(k);
   std::error_code ec;
   fs::create_directories(out, ec);
   if (ec)
@@ -139,7 +167,7 @@ Compilation::Compilation(Compilation &&) noexcept = default;
 
 void Compilation::frontend() {
   State &s = *s_;
-  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.options);
+  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.other_globals, s.r.options);
   s.out.used_globals = std::move(s.gen->used_globals);
   s.out.kernel.stages["ir"] = ir::print(s.gen->program);
   s.timer.stage("ir");
@@ -164,6 +192,18 @@ void Compilation::optimize() {
     s.unoptimized = llvmgen::print_module(*s.mod);
   llvmgen::optimize(*s.mod, *s.tm);
   k.stages["llir"] = llvmgen::print_module(*s.mod);
+  if (!s.r.override_dir.empty())
+    if (std::optional<Override> o = override_file(s.r.override_dir, k, "llir")) {
+      llvm::SMDiagnostic err;
+      std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(o->text, err, s.ctx);
+      if (!m)
+        throw CompileError(o->path, static_cast<unsigned>(std::max(err.getLineNo(), 1)),
+                           static_cast<unsigned>(err.getColumnNo() + 1),
+                           "the KILN_OVERRIDE_DIR file is not valid LLVM IR: " + err.getMessage().str(),
+                           err.getLineContents().str());
+      s.mod = std::move(m);
+      k.stages["llir"] = std::move(o->text);
+    }
   s.timer.stage("opt");
 }
 
@@ -175,7 +215,10 @@ void Compilation::codegen() {
     k.binary_kind = "obj";
     s.timer.stage("obj");
   } else {
-    const std::string ptx = llvmgen::emit_assembly(*s.mod, *s.tm);
+    std::string ptx = llvmgen::emit_assembly(*s.mod, *s.tm);
+    if (!s.r.override_dir.empty())
+      if (std::optional<Override> o = override_file(s.r.override_dir, k, "ptx"))
+        ptx = std::move(o->text);
     k.stages["ptx"] = ptx;
     s.timer.stage("ptx");
     std::string why;

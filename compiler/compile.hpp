@@ -21,16 +21,23 @@ struct CompileRequest {
   const frontend::JitFunctionInfo *function = nullptr;
   std::vector<ParamSpec> params; ///< one per parameter of `function`
   const GlobalValues *globals = nullptr; ///< defaults to the module's own
+  const ModuleGlobals *other_globals = nullptr; ///< callees' modules; unset: their analysed values
   Options options;
   Target target;
   /// When set, every stage is also written under this folder (KILN_DUMP_DIR).
   std::string dump_dir;
+  /// When set, a user-edited stage file here replaces the compiler's
+  /// (KILN_OVERRIDE_DIR): `<name>.llir` (LLVM IR, after O3) or, on cuda,
+  /// `<name>.ptx`, looked up first in the folder KILN_DUMP_DIR would write
+  /// (`<name>.<id>/`), then at the top. Throws CompileError for a file
+  /// LLVM cannot parse.
+  std::string override_dir;
 };
 
 struct CompileOutput {
   CompiledKernel kernel;
   /// Every module global the kernel and its callees read, with the value used.
-  std::map<std::string, frontend::ConstValue> used_globals;
+  std::map<GlobalRef, frontend::ConstValue> used_globals;
 };
 
 /// Throws CompileError for the user's mistakes.

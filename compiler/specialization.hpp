@@ -31,4 +31,11 @@ struct ParamSpec {
 /// The values of the module globals the kernel was compiled with, by name.
 using GlobalValues = std::map<std::string, frontend::GlobalInfo>;
 
+/// The current globals of other modules a kernel reaches (a callee's own
+/// module); a module not listed reads the values it was analysed with.
+using ModuleGlobals = std::map<const frontend::ModuleInfo *, GlobalValues>;
+
+/// A module global a compile read: which module, which name.
+using GlobalRef = std::pair<const frontend::ModuleInfo *, std::string>;
+
 } // namespace kiln::compiler

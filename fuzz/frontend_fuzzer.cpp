@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     auto info = ModuleInfo::analyze(std::move(module));
     for (const auto &fn : info->functions) {
       try {
-        auto r = generate_ir(*fn, specialization(*fn), info->globals, kiln::Options{});
+        auto r = generate_ir(*fn, specialization(*fn), info->globals, nullptr, kiln::Options{});
         (void)kiln::ir::print(r.program);
       } catch (const kiln::Error &) {
       }

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "compiler/support/sha256.hpp"
+#include "kiln/version.hpp"
 
 namespace kiln::runtime {
 
@@ -35,17 +36,29 @@ void names_in_body(const Body &body, std::vector<std::string> &out) {
 }
 
 struct KeyContext {
-  const frontend::ModuleInfo *own = nullptr; ///< the module whose globals the host may change
-  const compiler::GlobalValues *globals = nullptr;
+  const frontend::ModuleInfo *own = nullptr;
+  const compiler::GlobalValues *globals = nullptr; ///< the current values of `own`'s globals
+  const compiler::ModuleGlobals *others = nullptr;
   std::set<const frontend::JitFunctionInfo *> visiting;
+
+  const compiler::GlobalValues &globals_of(const frontend::ModuleInfo &mod) const {
+    if (&mod == own)
+      return *globals;
+    if (others)
+      if (auto it = others->find(&mod); it != others->end())
+        return it->second;
+    return mod.globals;
+  }
 };
 
 std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
   ctx.visiting.insert(&fn);
   const frontend::ModuleInfo &mod = *fn.module;
-  const compiler::GlobalValues &globals = &mod == ctx.own ? *ctx.globals : mod.globals;
+  const compiler::GlobalValues &globals = ctx.globals_of(mod);
   Sha256 h;
   h.field(fn.source).field(std::to_string(fn.first_line));
+  // Decorator options change the binary of the function and of its callers.
+  h.field(fn.noinline ? "noinline" : "inline").field(fn.debug ? "debug" : "nodebug");
   if (&mod != ctx.own)
     h.field("module:" + mod.ast.source->path());
   std::vector<std::string> names;
@@ -71,6 +84,9 @@ std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
       // `utils.helper(...)`: the imported file's whole source stands for
       // whatever the kernel reaches in it.
       h.field("import:" + n).field(m->second->ast.source->text());
+      for (const auto &[name, g] : ctx.globals_of(*m->second))
+        if (g.is_constexpr)
+          h.field("global:" + n + "." + name + "=" + g.value.repr());
       continue;
     }
     auto it = globals.find(n);
@@ -83,21 +99,29 @@ std::string key_of(const frontend::JitFunctionInfo &fn, KeyContext &ctx) {
 
 } // namespace
 
-std::string function_cache_key(const frontend::JitFunctionInfo &fn, const compiler::GlobalValues &globals) {
-  KeyContext ctx{fn.module, &globals, {}};
+std::string function_cache_key(const frontend::JitFunctionInfo &fn,
+                               const compiler::GlobalValues &globals,
+                               const compiler::ModuleGlobals *others) {
+  KeyContext ctx{fn.module, &globals, others, {}};
   return key_of(fn, ctx);
 }
 
-std::string compile_key(const std::string &function_key, const std::string &specialization,
-                        const Options &options, const compiler::Target &target) {
-  return Sha256()
-      .field("kiln-0.1.0")
-      .field(function_key)
-      .field(specialization)
-      .field(options.str())
-      .field(target.str())
-      .field(target.features)
-      .hex_digest();
+std::string compile_key(const CompileKeyInputs &in) {
+  const VersionInfo &v = version_info();
+  Sha256 h;
+  h.field("kiln").field(v.version).field(v.build_id).field(v.llvm_version);
+  h.field(in.function_key).field(in.specialization);
+  for (const std::string &k : in.constexpr_function_keys)
+    h.field("fn-arg:" + k);
+  // Every option by name, not through Options::str(), which is for display.
+  const Options &o = in.options;
+  h.field("num_warps=" + std::to_string(o.num_warps))
+      .field("num_stages=" + std::to_string(o.num_stages))
+      .field("num_ctas=" + std::to_string(o.num_ctas))
+      .field(o.enable_fp_fusion ? "fp_fusion" : "no_fp_fusion")
+      .field(o.debug ? "debug" : "nodebug");
+  h.field(in.target.str()).field(in.target.features).field("knobs:" + in.code_knobs);
+  return h.hex_digest();
 }
 
 } // namespace kiln::runtime

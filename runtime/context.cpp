@@ -4,6 +4,8 @@
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/disk_cache.hpp"
+#include "runtime/redis_cache.hpp"
 
 namespace kiln::runtime {
 
@@ -42,6 +44,33 @@ Driver &Context::driver(Backend b) {
     nvptx::warm_up_nvjitlink(cuda_->target(0).sm);
   }
   return *cuda_;
+}
+
+std::vector<CacheLevel *> Context::cache_levels() {
+  std::call_once(levels_once_, [&] {
+    // An override changes the binary without changing any key the cache
+    // could see (the user edits the file between runs): no persistent cache.
+    if (knobs_.no_cache || !knobs_.override_dir.empty())
+      return;
+    try {
+      if (!knobs_.cache_dir.empty())
+        levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes));
+      if (!knobs_.redis_url.empty()) {
+        RedisCache::Config c;
+        c.url = RedisUrl::parse(knobs_.redis_url);
+        c.hmac_key = knobs_.cache_hmac_key;
+        levels_.push_back(std::make_unique<RedisCache>(std::move(c)));
+      }
+    } catch (const Error &e) {
+      levels_error_ = e.what();
+    }
+  });
+  if (!levels_error_.empty())
+    throw RuntimeError(levels_error_);
+  std::vector<CacheLevel *> out;
+  for (const auto &l : levels_)
+    out.push_back(l.get());
+  return out;
 }
 
 } // namespace kiln::runtime

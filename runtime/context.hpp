@@ -5,11 +5,14 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include <atomic>
 
 #include "kiln/device.hpp"
 #include "kiln/hooks.hpp"
+#include "runtime/cache_level.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/knobs.hpp"
 
@@ -34,6 +37,10 @@ public:
     device_.store(uint32_t(d.backend) << 16 | uint32_t(d.index), std::memory_order_release);
   }
   Hooks &hooks() { return hooks_; }
+  /// The persistent cache levels in look-up order (disk, then remote),
+  /// made from the knobs on first use; empty with KILN_NO_CACHE. Throws
+  /// RuntimeError, each time, when the configured cache cannot be used.
+  std::vector<CacheLevel *> cache_levels();
 
 private:
   Context();
@@ -41,6 +48,9 @@ private:
   Hooks hooks_;
   std::mutex mutex_;
   std::unique_ptr<Driver> cpu_, cuda_;
+  std::once_flag levels_once_;
+  std::vector<std::unique_ptr<CacheLevel>> levels_;
+  std::string levels_error_;
   std::atomic<uint32_t> device_{0};
 };
 

@@ -1,153 +1,25 @@
-// The launch path: bind -> specialize -> key -> cache lookup -> (compile) ->
-// globals check -> grid -> pack -> driver. Everything before "(compile)" and
-// after it runs on every launch and must not allocate, lock or build strings
-// on a cache hit.
+// The launch path (DESIGN.md "Launch"): hooks -> bind -> specialize -> key
+// -> memory table -> on a miss, a compile job (disk -> remote -> compile)
+// -> globals check -> grid -> pack -> driver. Everything but the compile job
+// runs on every launch and must not allocate, lock or build strings on a
+// memory hit. Binding, specialization, argument packing, the compile request
+// and the job live in their own files (binder, specializer, arg_packer,
+// compile_request, compile_job).
 #include "runtime/jit_function.hpp"
 
-#include <bit>
-#include <optional>
-#include <cstring>
-
-#include "compiler/compile.hpp"
-#include "compiler/support/sha256.hpp"
+#include "async/job.hpp"
+#include "kiln/async.hpp"
 #include "kiln/error.hpp"
+#include "runtime/arg_packer.hpp"
 #include "runtime/autotuner.hpp"
-#include "runtime/cache_key.hpp"
+#include "runtime/compile_job.hpp"
 #include "runtime/context.hpp"
 #include "runtime/module_state.hpp"
 #include "runtime/spec_args.hpp"
-#include "kiln/async.hpp"
-#include "async/job.hpp"
 
 namespace kiln::runtime {
 
-using compiler::ParamSpec;
 using frontend::ConstValue;
-
-namespace {
-
-enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5, kTuple = 6 };
-
-bool fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
-
-
-
-} // namespace
-
-uint64_t string_word(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  size_t n = 0;
-  for (; s[n]; ++n)
-    h = (h ^ static_cast<unsigned char>(s[n])) * 0x100000001b3ull;
-  return h ^ n;
-}
-
-bool named_arg(std::span<const Arg> args, const char *name) {
-  for (const Arg &a : args)
-    if (a.name() && std::strcmp(a.name(), name) == 0)
-      return true;
-  return false;
-}
-
-std::optional<Arg> arg_from_const(const ConstValue &c) {
-  switch (c.kind) {
-  case ConstValue::Kind::None: return Arg(nullptr);
-  case ConstValue::Kind::Int: return Arg(c.i);
-  case ConstValue::Kind::Float: return Arg(c.f);
-  case ConstValue::Kind::Bool: return Arg(c.b);
-  case ConstValue::Kind::DType: return Arg(c.dtype);
-  // A config's string must outlive the launch: the module's tree keeps it.
-  case ConstValue::Kind::Str: return Arg(c.s.c_str());
-  default: return std::nullopt; // functions have no C++ argument form here
-  }
-}
-
-namespace {
-
-const char *arg_kind_name(Arg::Kind k) {
-  switch (k) {
-  case Arg::Kind::None: return "None";
-  case Arg::Kind::Int:
-  case Arg::Kind::UInt: return "an integer";
-  case Arg::Kind::Float: return "a float";
-  case Arg::Kind::Bool: return "a bool";
-  case Arg::Kind::Pointer: return "a tensor";
-  case Arg::Kind::Function: return "a jit function";
-  case Arg::Kind::Str: return "a string";
-  case Arg::Kind::DType: return "a dtype";
-  case Arg::Kind::Tuple: return "a tuple";
-  }
-  return "?";
-}
-
-PackKind pack_kind(const ParamSpec &s) {
-  if (s.is_pointer)
-    return PackKind::Pointer;
-  switch (s.dtype) {
-  case DType::i1: return PackKind::Bool;
-  case DType::i8:
-  case DType::u8: return PackKind::I8;
-  case DType::i16:
-  case DType::u16: return PackKind::I16;
-  case DType::i32:
-  case DType::u32: return PackKind::I32;
-  case DType::i64:
-  case DType::u64: return PackKind::I64;
-  case DType::f64: return PackKind::F64;
-  default: return PackKind::F32;
-  }
-}
-
-/// The launch slots of parameter `param`: one for a runtime value, one per
-/// runtime leaf of a tuple (numbered over all its leaves, depth first).
-void add_slots(std::vector<PackSlot> &slots, uint16_t param, const ParamSpec &s) {
-  if (!s.is_tuple) {
-    if (!s.is_constexpr)
-      slots.push_back({param, pack_kind(s), PackSlot::kWhole});
-    return;
-  }
-  uint16_t leaf = 0;
-  std::function<void(const ParamSpec &)> walk = [&](const ParamSpec &e) {
-    if (e.is_tuple) {
-      for (const ParamSpec &x : e.elems)
-        walk(x);
-      return;
-    }
-    if (!e.is_constexpr)
-      slots.push_back({param, pack_kind(e), leaf});
-    ++leaf;
-  };
-  walk(s);
-}
-
-/// Leaf `n` (depth first, over every leaf) of a tuple argument.
-const Arg &tuple_leaf(const Arg &a, uint16_t n) {
-  const Arg *found = nullptr;
-  uint16_t i = 0;
-  auto walk = [&](auto &self, const Arg &x) -> void {
-    if (found)
-      return;
-    if (x.kind() != Arg::Kind::Tuple) {
-      if (i++ == n)
-        found = &x;
-      return;
-    }
-    for (const Arg &e : x.as_tuple())
-      self(self, e);
-  };
-  walk(walk, a);
-  return *found; // the slot was made from this argument's specialization
-}
-
-/// An integer argument's value; a bool passed for an int-annotated parameter is 0 or 1.
-int64_t int_value(const Arg &a) { return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int(); }
-
-uint64_t options_word(const Options &o) {
-  return uint64_t(o.num_warps) | uint64_t(o.num_stages) << 8 | uint64_t(o.num_ctas) << 16 |
-         uint64_t(o.enable_fp_fusion) << 24 | uint64_t(o.debug) << 25;
-}
-
-} // namespace
 
 JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &info)
     : module_(&module), info_(info) {
@@ -174,19 +46,23 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
 
 JitFunction::~JitFunction() = default;
 
-void JitFunction::arg_error(const std::string &msg) const { throw ArgumentError(info_.name + ": " + msg); }
+void JitFunction::arg_error(const std::string &msg) const {
+  throw ArgumentError(info_.name + ": " + msg);
+}
 
 const std::string &JitFunction::cache_key() const {
   std::call_once(key_once_, [&] {
-    cache_key_ = function_cache_key(info_, module_->globals());
-    key_word_ = std::stoull(cache_key_.substr(0, 16), nullptr, 16);
+    const GlobalsSnapshot g = module_->snapshot();
+    cache_key_ = function_cache_key(info_, g.own, &g.others);
+    for (size_t i = 0; i < key_words_.size(); ++i)
+      key_words_[i] = std::stoull(cache_key_.substr(16 * i, 16), nullptr, 16);
   });
   return cache_key_;
 }
 
-uint64_t JitFunction::key_word() const {
+const std::array<uint64_t, 4> &JitFunction::key_words() const {
   cache_key();
-  return key_word_;
+  return key_words_;
 }
 
 DeviceCache &JitFunction::device_cache(Device d) {
@@ -207,295 +83,51 @@ DeviceCache &JitFunction::device_cache(Device d) {
   return *owned_devices_.back();
 }
 
-// ---- binding ----
-
 namespace {
 
-int option_int(const Arg &a, const char *name, const std::string &fn) {
-  if (a.kind() != Arg::Kind::Int)
-    throw ArgumentError(fn + ": option " + name + " must be an integer, not " + arg_kind_name(a.kind()));
-  return static_cast<int>(a.as_int());
-}
-
-bool option_bool(const Arg &a, const char *name, const std::string &fn) {
-  if (a.kind() == Arg::Kind::Bool)
-    return a.as_bool();
-  if (a.kind() == Arg::Kind::Int)
-    return a.as_int() != 0;
-  throw ArgumentError(fn + ": option " + name + " must be a bool");
-}
-
-bool apply_option(const Arg &a, Options &o, const std::string &fn) {
-  const char *n = a.name();
-  if (!std::strcmp(n, "num_warps")) {
-    o.num_warps = option_int(a, n, fn);
-    if (o.num_warps < 1 || o.num_warps > 32 || (o.num_warps & (o.num_warps - 1)))
-      throw ArgumentError(fn + ": num_warps must be a power of two from 1 to 32, not " + std::to_string(o.num_warps));
-  } else if (!std::strcmp(n, "num_stages")) {
-    o.num_stages = option_int(a, n, fn);
-    if (o.num_stages < 1)
-      throw ArgumentError(fn + ": num_stages must be at least 1");
-  } else if (!std::strcmp(n, "num_ctas")) {
-    o.num_ctas = option_int(a, n, fn);
-    if (o.num_ctas != 1)
-      throw ArgumentError(fn + ": num_ctas other than 1 is not supported");
-  } else if (!std::strcmp(n, "enable_fp_fusion")) {
-    o.enable_fp_fusion = option_bool(a, n, fn);
-  } else if (!std::strcmp(n, "debug")) {
-    o.debug = option_bool(a, n, fn);
-  } else {
-    return false;
-  }
-  return true;
-}
-
-} // namespace
-
-void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
-  const unsigned np = static_cast<unsigned>(params_.size());
-  for (unsigned i = 0; i < np; ++i)
-    b.args[i] = nullptr;
-  unsigned pos = 0;
-  for (const Arg &a : args) {
-    if (!a.name()) {
-      if (pos >= np)
-        arg_error("takes " + std::to_string(np) + " arguments but more were given");
-      b.args[pos++] = &a;
-      continue;
-    }
-    unsigned i = 0;
-    while (i < np && std::strcmp(params_[i].name.c_str(), a.name()) != 0)
-      ++i;
-    if (i < np) {
-      if (b.args[i])
-        arg_error("got multiple values for argument '" + params_[i].name + "'");
-      b.args[i] = &a;
-      continue;
-    }
-    if (!apply_option(a, b.options, info_.name))
-      throw ArgumentError(std::string("Keyword argument ") + a.name() + " was specified but unrecognised (" +
-                          info_.name + " has no parameter or option of that name)");
-  }
-  // @jit(debug=True) and KILN_DEBUG turn debug on unless the launch says
-  // otherwise (as in Triton, the launch's own option wins).
-  if ((info_.debug || default_debug_) && !named_arg(args, "debug"))
-    b.options.debug = true;
-  if (info_.autotune || !info_.heuristics.empty())
-    apply_decorators(args, b);
-  for (unsigned i = 0; i < np; ++i) {
-    if (b.args[i])
-      continue;
-    if (!defaults_[i])
-      arg_error("missing a required argument: '" + params_[i].name + "'" +
-                (info_.heuristics_error.empty()
-                     ? std::string()
-                     : "; its @triton.heuristics could not be read, so pass what they compute explicitly: " +
-                           info_.heuristics_error));
-    b.args[i] = &*defaults_[i];
-  }
-}
-
-// ---- specialization ----
-
-ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const { return spec_of(info_.params[i], a); }
-
-ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const {
-  ParamSpec s;
-  if (a.kind() == Arg::Kind::Tuple) {
-    // Triton specializes a tuple's elements one by one, each as it would a
-    // parameter of the tuple's kind (constexpr or not).
-    s.is_tuple = true;
-    for (const Arg &e : a.as_tuple())
-      s.elems.push_back(spec_of(p, e));
-    return s;
-  }
-  if (p.is_constexpr) {
-    s.is_constexpr = true;
-    switch (a.kind()) {
-    case Arg::Kind::None: s.value = ConstValue::none(); break;
-    case Arg::Kind::Int: s.value = ConstValue::of_int(a.as_int()); break;
-    case Arg::Kind::UInt: arg_error("constexpr '" + p.name + "' does not fit in int64");
-    case Arg::Kind::Float: s.value = ConstValue::of_float(a.as_float()); break;
-    case Arg::Kind::Bool: s.value = ConstValue::of_bool(a.as_bool()); break;
-    case Arg::Kind::Function: s.value = ConstValue::of_function(&a.as_function()->info()); break;
-    case Arg::Kind::Str: s.value = ConstValue::of_str(a.as_str()); break;
-    case Arg::Kind::DType: s.value = ConstValue::of_dtype(a.dtype()); break;
-    case Arg::Kind::Tuple: break; // handled above
-    case Arg::Kind::Pointer:
-      arg_error("parameter '" + p.name + "' is tl.constexpr; pass a value, not a tensor");
-    }
-    return s;
-  }
-  const bool align = !p.do_not_specialize && !p.do_not_specialize_on_alignment;
-  switch (a.kind()) {
-  case Arg::Kind::Pointer:
-    if (p.annotated_type)
-      arg_error("parameter '" + p.name + "' is annotated as a scalar but got a tensor");
-    s.is_pointer = true;
-    s.dtype = a.dtype();
-    s.is_const = p.is_const;
-    s.divisible16 = align && (reinterpret_cast<uintptr_t>(a.as_pointer()) % 16 == 0);
-    return s;
-  case Arg::Kind::Int: {
-    const int64_t v = a.as_int();
-    if (p.annotated_type) {
-      s.dtype = *p.annotated_type;
-    } else if (v == 1 && !p.do_not_specialize) {
-      s.is_constexpr = true;
-      s.value = ConstValue::of_int(1);
-      return s;
-    } else {
-      s.dtype = fits_i32(v) ? DType::i32 : DType::i64;
-    }
-    s.divisible16 = align && is_int(s.dtype) && v % 16 == 0;
-    return s;
-  }
-  case Arg::Kind::UInt:
-    s.dtype = p.annotated_type ? *p.annotated_type : DType::u64;
-    s.divisible16 = align && is_int(s.dtype) && a.as_uint() % 16 == 0;
-    return s;
-  case Arg::Kind::Float:
-    s.dtype = p.annotated_type ? *p.annotated_type : DType::f32;
-    if (!kiln::is_float(s.dtype))
-      arg_error("parameter '" + p.name + "' is annotated as " + std::string(dtype_name(s.dtype)) +
-                " but got a float");
-    return s;
-  case Arg::Kind::Bool: // `n: tl.int32` given True is an i32, as in Triton
-    s.dtype = p.annotated_type ? *p.annotated_type : DType::i1;
-    return s;
-  case Arg::Kind::None:
-    s.is_constexpr = true;
-    s.value = ConstValue::none();
-    return s;
-  case Arg::Kind::Function:
-    s.is_constexpr = true;
-    s.value = ConstValue::of_function(&a.as_function()->info());
-    return s;
-  case Arg::Kind::Str: // strings and dtypes are always constexprs in Triton
-    s.is_constexpr = true;
-    s.value = ConstValue::of_str(a.as_str());
-    return s;
-  case Arg::Kind::DType:
-    s.is_constexpr = true;
-    s.value = ConstValue::of_dtype(a.dtype());
-    return s;
-  case Arg::Kind::Tuple: break; // handled above
-  }
-  return s;
-}
-
-void JitFunction::specialize(const Bound &b, SpecKey &key) const {
-  const unsigned np = static_cast<unsigned>(params_.size());
-  for (unsigned i = 0; i < np; ++i)
-    push_key(info_.params[i], *b.args[i], key);
-  key.push(options_word(b.options));
-}
-
-void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &key) const {
-  // Tensors, the most common argument, without building a ParamSpec: the
-  // same word spec_of's pointer case gives (the launch hot path).
-  if (a.kind() == Arg::Kind::Pointer && !p.is_constexpr && !p.annotated_type) {
-    const bool align = !p.do_not_specialize && !p.do_not_specialize_on_alignment;
-    const bool d16 = align && reinterpret_cast<uintptr_t>(a.as_pointer()) % 16 == 0;
-    key.push(kPtr | uint64_t(a.dtype()) << 8 | uint64_t(d16) << 16 | uint64_t(p.is_const) << 17);
-    return;
-  }
-  if (a.kind() == Arg::Kind::Tuple) {
-    key.push(kTuple | uint64_t(a.as_tuple().size()) << 8);
-    for (const Arg &e : a.as_tuple())
-      push_key(p, e, key);
-    return;
-  }
-  const ParamSpec s = spec_of(p, a);
-  if (!s.is_constexpr) {
-    const Tag tag = s.is_pointer ? kPtr : kiln::is_float(s.dtype) ? kFloat : s.dtype == DType::i1 ? kBool : kInt;
-    key.push(tag | uint64_t(s.dtype) << 8 | uint64_t(s.divisible16) << 16 | uint64_t(s.is_const) << 17);
-    return;
-  }
-  key.push(kConst | uint64_t(s.value.kind) << 8);
-  switch (s.value.kind) {
-  case ConstValue::Kind::Int: key.push(static_cast<uint64_t>(s.value.i)); break;
-  case ConstValue::Kind::Float: key.push(std::bit_cast<uint64_t>(s.value.f)); break;
-  case ConstValue::Kind::Bool: key.push(s.value.b); break;
-  case ConstValue::Kind::Function: key.push(a.as_function()->key_word()); break;
-  case ConstValue::Kind::Str: key.push(string_word(a.as_str())); break;
-  case ConstValue::Kind::DType: key.push(static_cast<uint64_t>(s.value.dtype)); break;
-  default: key.push(0); break;
-  }
-}
-
-// ---- compile on a miss ----
-
-namespace {
-
-/// Everything one compile needs, owned, so that it can run on a pool thread
-/// after the launch that asked for it has returned.
-struct CompileJob {
-  compiler::CompileRequest request;
-  compiler::GlobalValues globals;
-  uint64_t globals_version = 0;
-  std::string key, repr, data;
-  Driver *driver = nullptr;
-  int device = 0;
-  bool warmup = false;
-
-  // The stages, in order: tile IR, LLVM IR + O3, code generation, loading
-  // on the device. The async pool runs each as a node of its task graph.
-  std::optional<compiler::Compilation> compilation;
-  std::shared_ptr<LoadedKernel> loaded;
-
-  void stage(int i) {
-    if (i == 0) {
-      compiler::CompileRequest req = request;
-      req.globals = &globals;
-      compilation.emplace(std::move(req));
-    }
-    if (i < compiler::Compilation::kStages) {
-      compilation->run_stage(i);
-      return;
-    }
-    compiler::CompileOutput out = compilation->take();
-    compilation.reset();
-    auto lk = std::make_shared<LoadedKernel>();
-    lk->compiled = std::move(out.kernel);
-    lk->compiled.key = key;
-    lk->binary = driver->load(lk->compiled, device);
-    lk->specs = request.params;
-    for (unsigned p = 0; p < lk->specs.size(); ++p)
-      add_slots(lk->slots, static_cast<uint16_t>(p), lk->specs[p]);
-    if (lk->slots.size() > kMaxParams)
-      throw ArgumentError(request.function->name + " takes " + std::to_string(lk->slots.size()) +
-                          " launch arguments with its tuples unpacked; kiln supports at most " +
-                          std::to_string(kMaxParams));
-    lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
-    lk->globals_version.store(globals_version, std::memory_order_relaxed);
-    loaded = std::move(lk);
-  }
-  static constexpr int kStages = compiler::Compilation::kStages + 1;
-
-  std::shared_ptr<LoadedKernel> run() {
-    for (int i = 0; i < kStages; ++i)
-      stage(i);
-    return std::move(loaded);
-  }
-};
-
-/// Publishes a compiled kernel into its entry; the caller holds the entry's lock.
+/// Publishes a loaded kernel into its entry; the caller holds the entry's lock.
 LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk, const CompileJob &job) {
   LoadedKernel *raw = lk.get();
   entry.owned = std::move(lk);
   entry.ready.store(raw, std::memory_order_release);
+  // As in Triton, the hook sees every binary a job produced, compiled or
+  // read from a persistent cache.
   const Hooks &hooks = Context::get().hooks();
   if (hooks.jit_post_compile_hook)
-    hooks.jit_post_compile_hook(
-        CompileEvent{job.request.function->name, job.key, job.repr, job.data, &raw->compiled, job.warmup});
+    hooks.jit_post_compile_hook(CompileEvent{job.request.function->name, job.key, job.repr,
+                                             job.data, &raw->compiled, job.warmup});
   return raw;
 }
 
 } // namespace
 
-LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
-                                            bool warmup, BinarySource &source, FutureKernel &pending) {
+std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &dc,
+                                                  bool warmup) const {
+  auto job = std::make_shared<CompileJob>();
+  job->request = make_request(b, dc.target);
+  job->globals_version = ModuleState::globals_version();
+  job->module = module_->shared_from_this();
+  job->globals = globals_snapshot(b);
+  job->driver = dc.driver;
+  job->device = dc.device.index;
+  job->warmup = warmup;
+  Context &ctx = Context::get();
+  job->levels = ctx.cache_levels();
+  job->read_levels = !ctx.knobs().always_compile;
+  const std::string spec_str = compiler::specialization_str(info_, job->request.params);
+  // The globals may have changed since cache_key() was first computed.
+  job->key = compile_key(key_inputs(b, job->globals, spec_str, dc.target));
+  const Hooks &hooks = ctx.hooks();
+  if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
+    job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
+    job->data = specialization_data(*this, job->request.params, b.options, job->key).dump();
+  }
+  return job;
+}
+
+LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash,
+                                            DeviceCache &dc, bool warmup, BinarySource &source,
+                                            FutureKernel &pending) {
   CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
   AsyncCompileMode *mode = AsyncCompileMode::active();
   FutureKernel future;
@@ -510,38 +142,27 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       source = BinarySource::memory; // someone else's compile, in flight
       future = entry->future;
     } else {
-      auto job = std::make_shared<CompileJob>();
-      job->request = make_request(b, dc.target);
-      compiler::CompileRequest &req = job->request;
-      job->globals_version = module_->globals_version();
-      job->globals = module_->globals();
-      job->driver = dc.driver;
-      job->device = dc.device.index;
-      job->warmup = warmup;
-
-      const std::string spec_str = compiler::specialization_str(info_, req.params);
-      // The globals may have changed since cache_key() was first computed.
-      job->key = compile_key(function_cache_key(info_, job->globals), spec_str, b.options, dc.target);
+      std::shared_ptr<CompileJob> job = make_job(b, dc, warmup);
       const Hooks &hooks = Context::get().hooks();
-      if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
-        job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
-        job->data = specialization_data(*this, req.params, b.options, job->key).dump();
-      }
-      if (hooks.jit_cache_hook &&
-          hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr, job->data, nullptr, warmup}))
+      if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
+                                                                    job->data, nullptr, warmup}))
         return nullptr;
+      if (!mode) { // synchronous: here, under the entry's lock
+        std::shared_ptr<LoadedKernel> lk = job->run();
+        source = job->source;
+        return publish(*entry, std::move(lk), *job);
+      }
       source = BinarySource::compiled;
-      if (!mode) // synchronous: compile here, under the entry's lock
-        return publish(*entry, job->run(), *job);
 
       // The placeholder goes into the entry at once, so a second launch of
-      // this key waits on this compile instead of starting another.
+      // this key waits on this job instead of starting another.
       // The job may outlive this launch: keep the module (and so this
       // function and its cache entry) alive until it is finalized.
       auto self = module_->shared_from_this();
       // The scope de-duplicates by this key: it names the entry too, since
       // two Modules of one file share compile keys but not cache entries.
-      const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
+      const std::string submit_key =
+          job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
       entry->future = mode->submit(
           submit_key,
           [job] {
@@ -550,13 +171,15 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
               stages.push_back([job, i] { job->stage(i); });
             return stages;
           }(),
-          [job] { return std::static_pointer_cast<void>(std::move(job->loaded)); },
-          [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
+          [job] { return std::static_pointer_cast<void>(job->take()); },
+          [self, entry, job](std::shared_ptr<void> result,
+                             std::exception_ptr error) -> const CompiledKernel * {
             std::lock_guard l(entry->compile_mutex);
             entry->future = FutureKernel(); // on failure the next launch retries
             if (error)
               return nullptr;
-            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)->compiled;
+            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)
+                        ->compiled;
           });
       future = entry->future;
     }
@@ -571,44 +194,21 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   return entry->ready.load(std::memory_order_acquire);
 }
 
-compiler::CompileRequest JitFunction::make_request(const Bound &b, const compiler::Target &target) const {
-  compiler::CompileRequest req;
-  req.module = module_->info();
-  req.function = &info_;
-  for (unsigned i = 0; i < params_.size(); ++i)
-    req.params.push_back(param_spec(i, *b.args[i]));
-  for (unsigned i = 0; i < params_.size(); ++i)
-    if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
-        (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
-      arg_error("scalar parameter '" + params_[i].name + "' of type " + std::string(dtype_name(req.params[i].dtype)) +
-                " is not supported; use fp32");
-  req.options = b.options;
-  req.target = target;
-  req.dump_dir = Context::get().knobs().dump_dir;
-  return req;
-}
-
-CompiledKernel JitFunction::compile_only(std::span<const Arg> args, const compiler::Target &target) {
-  Bound b;
-  bind(args, b);
-  compiler::CompileRequest req = make_request(b, target);
-  const compiler::GlobalValues globals = module_->globals();
-  req.globals = &globals;
-  CompiledKernel k = compiler::compile(req).kernel;
-  k.key = compile_key(function_cache_key(info_, globals), k.specialization, b.options, target);
-  return k;
-}
-
 void JitFunction::check_globals(LoadedKernel &k) const {
-  const uint64_t v = module_->globals_version();
+  const uint64_t v = ModuleState::globals_version();
   if (v == k.globals_version.load(std::memory_order_acquire))
     return;
-  for (const auto &[name, used] : k.used_globals) {
-    const std::optional<ConstValue> now = module_->global(name);
-    if (!now || !(*now == used))
-      arg_error("global variable " + name + " has changed since the kernel was compiled, from " + used.repr() +
-                " to " + (now ? now->repr() : std::string("<deleted>")) +
-                "; kernels read globals at compile time, so load the module again to use the new value");
+  for (const UsedGlobal &used : k.used_globals) {
+    const std::shared_ptr<ModuleState> state = used.module.lock();
+    if (!state)
+      continue;
+    const std::optional<ConstValue> now = state->global(used.name);
+    if (!now || !(*now == used.value))
+      arg_error(
+          "global variable " + used.name + (state.get() == module_ ? "" : " of " + state->path()) +
+          " has changed since the kernel was compiled, from " + used.value.repr() + " to " +
+          (now ? now->repr() : std::string("<deleted>")) +
+          "; kernels read globals at compile time, so load the module again to use the new value");
   }
   k.globals_version.store(v, std::memory_order_release);
 }
@@ -624,6 +224,34 @@ void JitFunction::call_pre_run_hooks(const Bound &b) const {
     h(bound);
 }
 
+Grid JitFunction::resolve_grid(const Bound &b, const LaunchSpec &spec) const {
+  if (!spec.grid_fn)
+    return spec.grid;
+  Arg values[kMaxParams];
+  for (unsigned i = 0; i < params_.size(); ++i)
+    values[i] = *b.args[i];
+  return (*spec.grid_fn)(BoundArgs(params_, std::span<const Arg>(values, params_.size())));
+}
+
+void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid,
+                              void **ptrs, const LaunchSpec &spec, BinarySource source) const {
+  const Hooks &hooks = Context::get().hooks();
+  if (!hooks.launch_enter_hook && !hooks.launch_exit_hook) {
+    dc.driver->launch(*k.binary, grid, ptrs, spec.stream);
+    return;
+  }
+  Arg values[kMaxParams];
+  for (unsigned i = 0; i < params_.size(); ++i)
+    values[i] = *b.args[i];
+  const LaunchEvent ev{info_.name, &k.compiled, grid, std::span<const Arg>(values, params_.size()),
+                       source};
+  if (hooks.launch_enter_hook)
+    hooks.launch_enter_hook(ev);
+  dc.driver->launch(*k.binary, grid, ptrs, spec.stream);
+  if (hooks.launch_exit_hook)
+    hooks.launch_exit_hook(ev);
+}
+
 LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
   Bound b;
   b.spec = &spec;
@@ -632,8 +260,9 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
   specialize(b, key);
   const uint64_t hash = key.hash();
 
+  // memory -> (disk -> remote -> compile, in the compile job)
   DeviceCache &dc = device_cache(Context::get().device());
-  CacheEntry *entry = dc.kernels.find(key, hash);
+  const CacheEntry *entry = dc.kernels.find(key, hash);
   LoadedKernel *k = entry ? entry->ready.load(std::memory_order_acquire) : nullptr;
   BinarySource source = BinarySource::memory;
   if (!k) {
@@ -643,92 +272,24 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
       return LaunchResult{nullptr, source, std::move(pending)};
   }
   check_globals(*k);
-  LaunchResult result{&k->compiled, source, FutureKernel()};
+  const LaunchResult result{&k->compiled, source, FutureKernel()};
   if (spec.warmup)
     return result;
 
-  Grid grid = spec.grid;
-  if (spec.grid_fn) {
-    Arg values[kMaxParams];
-    for (unsigned i = 0; i < params_.size(); ++i)
-      values[i] = *b.args[i];
-    grid = (*spec.grid_fn)(BoundArgs(params_, std::span<const Arg>(values, params_.size())));
-  }
+  const Grid grid = resolve_grid(b, spec);
   if (grid.size() == 0)
     return result;
   if (!pre_run_hooks_.empty())
     call_pre_run_hooks(b);
-
   uint64_t storage[kMaxParams];
   void *ptrs[kMaxParams];
-  for (size_t s = 0; s < k->slots.size(); ++s) {
-    const PackSlot slot = k->slots[s];
-    const Arg &a = slot.leaf == PackSlot::kWhole ? *b.args[slot.param] : tuple_leaf(*b.args[slot.param], slot.leaf);
-    void *dst = &storage[s];
-    const bool f = a.kind() == Arg::Kind::Float;
-    switch (slot.kind) {
-    case PackKind::Pointer: {
-      const void *p = a.as_pointer();
-      std::memcpy(dst, &p, sizeof p);
-      break;
-    }
-    case PackKind::I8: {
-      const int8_t v = static_cast<int8_t>(int_value(a));
-      std::memcpy(dst, &v, 1);
-      break;
-    }
-    case PackKind::I16: {
-      const int16_t v = static_cast<int16_t>(int_value(a));
-      std::memcpy(dst, &v, 2);
-      break;
-    }
-    case PackKind::I32: {
-      const int32_t v = static_cast<int32_t>(int_value(a));
-      std::memcpy(dst, &v, 4);
-      break;
-    }
-    case PackKind::I64: {
-      const int64_t v = int_value(a);
-      std::memcpy(dst, &v, 8);
-      break;
-    }
-    case PackKind::F32: {
-      const float v = f ? static_cast<float>(a.as_float()) : static_cast<float>(a.as_int());
-      std::memcpy(dst, &v, 4);
-      break;
-    }
-    case PackKind::F64: {
-      const double v = f ? a.as_float() : static_cast<double>(a.as_int());
-      std::memcpy(dst, &v, 8);
-      break;
-    }
-    case PackKind::Bool: {
-      const uint8_t v = a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int() != 0;
-      std::memcpy(dst, &v, 1);
-      break;
-    }
-    }
-    ptrs[s] = dst;
-  }
+  pack_args(k->slots, b.args, storage, ptrs);
   if (spec.dispatch_only) {
     // Keep the packed arguments observable so the benchmark measures them.
     asm volatile("" : : "r"(ptrs) : "memory");
     return result;
   }
-  const Hooks &hooks = Context::get().hooks();
-  if (hooks.launch_enter_hook || hooks.launch_exit_hook) {
-    Arg values[kMaxParams];
-    for (unsigned i = 0; i < params_.size(); ++i)
-      values[i] = *b.args[i];
-    const LaunchEvent ev{info_.name, &k->compiled, grid, std::span<const Arg>(values, params_.size()), source};
-    if (hooks.launch_enter_hook)
-      hooks.launch_enter_hook(ev);
-    dc.driver->launch(*k->binary, grid, ptrs, spec.stream);
-    if (hooks.launch_exit_hook)
-      hooks.launch_exit_hook(ev);
-    return result;
-  }
-  dc.driver->launch(*k->binary, grid, ptrs, spec.stream);
+  call_driver(dc, *k, b, grid, ptrs, spec, source);
   return result;
 }
 

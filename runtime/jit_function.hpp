@@ -16,7 +16,9 @@
 #include "compiler/compile.hpp"
 #include "compiler/frontend/module_info.hpp"
 #include "kiln/kernel.hpp"
+#include "runtime/cache_key.hpp"
 #include "runtime/kernel_cache.hpp"
+#include "runtime/module_state.hpp"
 #include "runtime/spec_key.hpp"
 
 namespace kiln::runtime {
@@ -24,6 +26,7 @@ namespace kiln::runtime {
 class ModuleState;
 class Driver;
 class Autotuner;
+class CompileJob;
 
 /// A constexpr value as a launch argument; nullopt for functions.
 std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
@@ -55,9 +58,9 @@ public:
 
   /// Hex SHA-256 over source, callees, first line, constexpr globals. Computed once.
   const std::string &cache_key() const;
-  /// 64 bits of cache_key(), the word a launch key holds when this function
-  /// is passed as a constexpr argument.
-  uint64_t key_word() const;
+  /// cache_key() as four words: what a launch key holds when this function
+  /// is passed as a constexpr argument (all of it, so keys cannot alias).
+  const std::array<uint64_t, 4> &key_words() const;
 
   struct LaunchSpec {
     Grid grid;
@@ -105,6 +108,11 @@ private:
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
+  Grid resolve_grid(const Bound &b, const LaunchSpec &spec) const;
+  void call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid, void **ptrs,
+                   const LaunchSpec &spec, BinarySource source) const;
+  /// The job behind a miss of the memory table: its request, globals, key.
+  std::shared_ptr<CompileJob> make_job(const Bound &b, DeviceCache &dc, bool warmup) const;
   /// The compile request for bound arguments, minus the globals (the caller
   /// snapshots them). Throws ArgumentError for what no compile accepts.
   compiler::CompileRequest make_request(const Bound &b, const compiler::Target &target) const;
@@ -113,6 +121,11 @@ private:
   compiler::ParamSpec spec_of(const frontend::ParamInfo &p, const Arg &a) const;
   void push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &key) const;
   void check_globals(LoadedKernel &k) const;
+  /// The globals a compile of `b` reads: this module's family and the
+  /// modules of jit functions passed as arguments.
+  GlobalsSnapshot globals_snapshot(const Bound &b) const;
+  CompileKeyInputs key_inputs(const Bound &b, const GlobalsSnapshot &g, const std::string &specialization,
+                              const compiler::Target &target) const;
   [[noreturn]] void arg_error(const std::string &msg) const;
 
   ModuleState *module_;
@@ -125,7 +138,7 @@ private:
 
   mutable std::once_flag key_once_;
   mutable std::string cache_key_;
-  mutable uint64_t key_word_ = 0;
+  mutable std::array<uint64_t, 4> key_words_{};
 
   static constexpr int kMaxDevices = 17; // cpu + 16 cuda devices
   std::array<std::atomic<DeviceCache *>, kMaxDevices> devices_{};

@@ -30,7 +30,7 @@ CacheEntry *KernelCache::find_or_insert(const SpecKey &key, uint64_t hash) {
   if (CacheEntry *e = probe(*t, key, hash))
     return e;
   auto owned = std::make_unique<CacheEntry>();
-  owned->key = key.to_vector();
+  owned->key = key.store();
   owned->hash = hash;
   CacheEntry *e = owned.get();
   entries_.push_back(std::move(owned));

@@ -18,7 +18,7 @@ namespace kiln::runtime {
 /// One key's slot. `ready` is published once the kernel is compiled and
 /// loaded; until then launches of this key take `compile_mutex` and wait.
 struct CacheEntry {
-  std::vector<uint64_t> key;
+  StoredKey key;
   uint64_t hash = 0;
   std::atomic<LoadedKernel *> ready{nullptr};
   std::shared_ptr<LoadedKernel> owned;

@@ -60,6 +60,9 @@ Knobs Knobs::from_env() {
   k.debug = env_bool("KILN_DEBUG");
   if (const char *d = env("KILN_DUMP_DIR"))
     k.dump_dir = d;
+  if (const char *d = env("KILN_OVERRIDE_DIR"))
+    k.override_dir = d;
+  k.no_cache = env_bool("KILN_NO_CACHE");
   k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
   k.print_autotuning = env_bool("KILN_PRINT_AUTOTUNING");
   if (const char *p = env("KILN_PATH")) {

@@ -17,11 +17,16 @@ struct Knobs {
   std::string cache_hmac_key;       ///< KILN_CACHE_HMAC_KEY
   bool debug = false;               ///< KILN_DEBUG
   std::string dump_dir;             ///< KILN_DUMP_DIR
+  std::string override_dir;         ///< KILN_OVERRIDE_DIR: user-edited stage files used in place of the compiler's
+  bool no_cache = false;            ///< KILN_NO_CACHE (`--no-cache`): no disk or remote cache at all
   bool always_compile = false;      ///< KILN_ALWAYS_COMPILE
   bool print_autotuning = false;    ///< KILN_PRINT_AUTOTUNING: the chosen config and each config's time, on stderr
   /// KILN_PATH (':'-separated): more folders where a kernel file's
   /// `import x` / `from x import f` finds other kernel files.
   std::vector<std::string> module_path;
+
+  /// The knobs that change generated code, as text for the compile key.
+  std::string code_knobs() const { return override_dir.empty() ? "" : "override=" + override_dir; }
 
   /// Reads the environment. Throws ArgumentError for a malformed value.
   static Knobs from_env();

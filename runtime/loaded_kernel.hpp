@@ -24,14 +24,23 @@ struct PackSlot {
   uint16_t leaf = kWhole; ///< for a tuple parameter: which leaf (depth first over all leaves)
 };
 
+class ModuleState;
+
+/// A module global a compile read, and the value it used.
+struct UsedGlobal {
+  std::weak_ptr<ModuleState> module; ///< expired: nobody can change it any more
+  std::string name;
+  frontend::ConstValue value;
+};
+
 struct LoadedKernel {
   CompiledKernel compiled;
   std::unique_ptr<LoadedBinary> binary;
   std::vector<compiler::ParamSpec> specs;
   std::vector<PackSlot> slots;
   /// Module globals the compile read, with the values it used.
-  std::vector<std::pair<std::string, frontend::ConstValue>> used_globals;
-  /// The module's globals version last seen equal to `used_globals`.
+  std::vector<UsedGlobal> used_globals;
+  /// ModuleState::globals_version() when `used_globals` were last seen current.
   std::atomic<uint64_t> globals_version{0};
 };
 

@@ -51,6 +51,14 @@ std::vector<std::string> Module::function_names() const {
   return out;
 }
 
+Module Module::module_of(std::string_view name) const {
+  const frontend::JitFunctionInfo *fn = state_->info()->visible_function(std::string(name));
+  if (!fn)
+    throw ArgumentError("no @triton.jit function named '" + std::string(name) + "' is defined in or imported by " +
+                        path());
+  return Module(state_->state_of(fn->module));
+}
+
 const std::string &Module::path() const { return state_->path(); }
 
 void Module::set_global(std::string_view name, Arg value) {

@@ -8,9 +8,13 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <filesystem>
+#include <fstream>
+#include <stdlib.h>
 #include <vector>
 
 #include <kiln/kiln.hpp>
+#include <kiln/version.hpp>
 
 namespace {
 
@@ -324,4 +328,156 @@ TEST_CASE("cache key: a compile after set_global uses the new value and a distin
   CHECK_MESSAGE(ra.kernel->key != rb.kernel->key,
                 "two binaries built from different SCALE values share the compile key " << ra.kernel->key);
   CHECK(before.size() == 64);
+}
+
+// ---- keys that cannot alias (issue 12) ----
+//
+// A persistent cache trusts the keys: two launches that need different
+// binaries must never share an in-memory key or a compile key.
+
+TEST_CASE("cache key: options never alias in the in-memory key") {
+  kiln::Module m = kiln::Module::from_string(kScaled, "scaled.py");
+  const kiln::Kernel k = m.kernel("scale_kernel");
+  Buffers b(8);
+  auto launch = [&](kiln::Arg option) {
+    return k[{1}](b.x.data(), b.out.data(), 8, kiln::arg("BLOCK", 8), option);
+  };
+  // 257 once spilled into the num_ctas bits and read back as num_stages=1.
+  const auto r257 = launch(kiln::arg("num_stages", 257));
+  const auto r1 = launch(kiln::arg("num_stages", 1));
+  REQUIRE(r257.kernel);
+  REQUIRE(r1.kernel);
+  CHECK(r257.kernel->options.num_stages == 257);
+  CHECK(r1.kernel->options.num_stages == 1);
+  CHECK(r1.kernel != r257.kernel);
+  // 3 + 2^17 once set the debug bit: a debug launch got a non-debug binary.
+  const auto big = launch(kiln::arg("num_stages", 3 + (1 << 17)));
+  const auto dbg = launch(kiln::arg("debug", true));
+  REQUIRE(big.kernel);
+  REQUIRE(dbg.kernel);
+  CHECK_FALSE(big.kernel->options.debug);
+  CHECK(dbg.kernel->options.debug);
+  CHECK(dbg.kernel->options.num_stages == 3);
+}
+
+namespace {
+
+constexpr const char *kApply = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def apply(x_ptr, out_ptr, n, ACT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, ACT(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+)";
+
+std::string act_file(const char *body) {
+  return std::string("import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef act(x):\n    ") + body + "\n";
+}
+
+} // namespace
+
+TEST_CASE("cache key: a jit function passed as a constexpr is keyed by its own key, not its name") {
+  kiln::Module m = kiln::Module::from_string(kApply, "apply.py");
+  kiln::Module twice = kiln::Module::from_string(act_file("return x * 2"), "twice.py");
+  kiln::Module thrice = kiln::Module::from_string(act_file("return x * 3"), "thrice.py");
+  const kiln::Kernel k = m.kernel("apply");
+  const kiln::Kernel act2 = twice.kernel("act"), act3 = thrice.kernel("act");
+  Buffers b(8);
+  const auto r2 = k[{1}](b.x.data(), b.out.data(), 8, act2, kiln::arg("BLOCK", 8));
+  CHECK(b.scaled_by(2));
+  const auto r3 = k[{1}](b.x.data(), b.out.data(), 8, act3, kiln::arg("BLOCK", 8));
+  CHECK(b.scaled_by(3));
+  REQUIRE(r2.kernel);
+  REQUIRE(r3.kernel);
+  CHECK_MESSAGE(r2.kernel->key != r3.kernel->key, "two different functions named act share the compile key");
+}
+
+TEST_CASE("cache key: a callee's decorator options (noinline, debug) are part of the key") {
+  auto file = [](const char *decorator) {
+    return std::string("import triton\nimport triton.language as tl\n\n\n") + decorator +
+           "\ndef helper(x):\n    return x + 1\n\n\n@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, helper(tl.load(x_ptr)))\n";
+  };
+  const std::string plain = key_of(file("@triton.jit"));
+  CHECK(key_of(file("@triton.jit(noinline=True)")) != plain);
+  CHECK(key_of(file("@triton.jit(debug=True)")) != plain);
+  CHECK(key_of(file("@triton.jit(noinline=False)")) == plain);
+}
+
+namespace {
+
+/// A folder with a kernel file that imports a jit function from another
+/// file whose global that function reads.
+struct ImportingFiles {
+  std::string dir;
+  ImportingFiles() {
+    char tmpl[] = "/tmp/kiln-key-XXXXXX";
+    REQUIRE(::mkdtemp(tmpl));
+    dir = tmpl;
+    write("helpers.py", "import triton\nimport triton.language as tl\n\nSCALE = tl.constexpr(2)\n\n\n"
+                        "@triton.jit\ndef scale(x):\n    return x * SCALE\n");
+    write("main.py", R"(import triton
+import triton.language as tl
+from helpers import scale
+
+
+@triton.jit
+def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, scale(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+)");
+  }
+  ~ImportingFiles() { std::filesystem::remove_all(dir); }
+  void write(const char *name, const std::string &text) const { std::ofstream(dir + "/" + name) << text; }
+  std::string main() const { return dir + "/main.py"; }
+};
+
+} // namespace
+
+TEST_CASE("cache key: the globals of a callee's own module are recorded and checked") {
+  const ImportingFiles files;
+  // A change before the first compile is used, and gives another key.
+  kiln::Module a = kiln::Module::from_file(files.main());
+  kiln::Module b = kiln::Module::from_file(files.main());
+  b.module_of("scale").set_global("SCALE", 5);
+  const kiln::Kernel ka = a.kernel("k"), kb = b.kernel("k");
+  CHECK(ka.cache_key() != kb.cache_key());
+  Buffers x(8);
+  const auto ra = ka[{1}](x.x.data(), x.out.data(), 8, kiln::arg("BLOCK", 8));
+  CHECK(x.scaled_by(2));
+  const auto rb = kb[{1}](x.x.data(), x.out.data(), 8, kiln::arg("BLOCK", 8));
+  CHECK(x.scaled_by(5));
+  REQUIRE(ra.kernel);
+  REQUIRE(rb.kernel);
+  CHECK(ra.kernel->key != rb.kernel->key);
+  // A change after the compile is reported at the next launch, naming it.
+  a.module_of("scale").set_global("SCALE", 7);
+  try {
+    ka[{1}](x.x.data(), x.out.data(), 8, kiln::arg("BLOCK", 8));
+    FAIL("a launch after the callee's SCALE changed must throw");
+  } catch (const kiln::ArgumentError &e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("SCALE") != std::string::npos);
+    CHECK(what.find("from 2 to 7") != std::string::npos);
+  }
+  CHECK_THROWS_AS(a.module_of("no_such_function"), kiln::ArgumentError);
+}
+
+TEST_CASE("cache key: the compile key names kiln's version and build") {
+  const kiln::VersionInfo &v = kiln::version_info();
+  CHECK(v.version == std::string(KILN_PROJECT_VERSION));
+  CHECK_FALSE(v.build_id.empty());
+  CHECK(v.build_id != "unknown");
+  // The compile key covers the version and build: a key made with another
+  // build id differs (compile_key is what names disk and remote entries).
+  kiln::Module m = kiln::Module::from_string(kScaled, "scaled.py");
+  Buffers b(8);
+  const auto r = m.kernel("scale_kernel")[{1}](b.x.data(), b.out.data(), 8, kiln::arg("BLOCK", 8));
+  REQUIRE(r.kernel);
+  CHECK(r.kernel->key.size() == 64);
+  CHECK(r.kernel->key != kiln::Module::from_string(kScaled, "scaled.py").kernel("scale_kernel").cache_key());
 }

@@ -292,7 +292,7 @@ TEST_CASE("cli: the common options parse into CommonOptions") {
 
 TEST_CASE("cli: apply_common_options hands the knobs to the runtime's environment") {
   // Save and restore: other tests in this binary read the same variables.
-  const char *names[] = {"KILN_CACHE_DIR", "KILN_COMPILE_THREADS", "KILN_ALWAYS_COMPILE"};
+  const char *names[] = {"KILN_CACHE_DIR", "KILN_COMPILE_THREADS", "KILN_NO_CACHE"};
   std::vector<std::optional<std::string>> saved;
   for (const char *n : names)
     saved.push_back(std::getenv(n) ? std::optional<std::string>(std::getenv(n)) : std::nullopt);
@@ -304,7 +304,7 @@ TEST_CASE("cli: apply_common_options hands the knobs to the runtime's environmen
   kiln::cli::apply_common_options(o);
   CHECK(std::string(std::getenv("KILN_CACHE_DIR")) == "/tmp/kiln-cli-test-cache");
   CHECK(std::string(std::getenv("KILN_COMPILE_THREADS")) == "5");
-  CHECK(std::string(std::getenv("KILN_ALWAYS_COMPILE")) == "1");
+  CHECK(std::string(std::getenv("KILN_NO_CACHE")) == "1"); // no disk or remote cache
 
   for (std::size_t i = 0; i < saved.size(); ++i) {
     if (saved[i])

@@ -17,11 +17,12 @@ namespace kiln::frontend {
 
 struct IrGenResult {
   ir::Program program;
-  std::map<std::string, ConstValue> used_globals;
+  std::map<compiler::GlobalRef, ConstValue> used_globals;
 };
 
 /// Throws CompileError at the offending expression.
 IrGenResult generate_ir(const JitFunctionInfo &kernel, const std::vector<compiler::ParamSpec> &params,
-                        const compiler::GlobalValues &globals, const Options &options);
+                        const compiler::GlobalValues &globals, const compiler::ModuleGlobals *other_globals,
+                        const Options &options);
 
 } // namespace kiln::frontend

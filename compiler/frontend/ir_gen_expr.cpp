@@ -234,23 +234,24 @@ std::optional<Val> IrGen::module_name(const ModuleInfo &mod, const std::string &
     r.fn = fn;
     return r;
   }
-  // Globals of the kernel's own module may have been changed by the host.
-  const bool own = &mod == kernel_.module;
+  // The host may have changed the globals of any module (set_global), so
+  // read the current values the request carries, and record every read.
+  const compiler::GlobalValues *values = &mod.globals;
+  if (&mod == kernel_.module)
+    values = &globals_;
+  else if (other_globals_)
+    if (auto m = other_globals_->find(&mod); m != other_globals_->end())
+      values = &m->second;
   const GlobalInfo *g = nullptr;
-  if (own) {
-    if (auto it = globals_.find(name); it != globals_.end())
-      g = &it->second;
-  } else if (auto it = mod.globals.find(name); it != mod.globals.end()) {
+  if (auto it = values->find(name); it != values->end())
     g = &it->second;
-  }
   if (g) {
     if (!g->is_constexpr)
       fail(loc, "cannot access global variable '" + name +
                     "' from within a @jit function: kernels can only read globals made with "
                     "tl.constexpr(...), e.g. `" + name + " = tl.constexpr(" + g->value.repr() +
                     ")` (annotating it as `" + name + ": tl.constexpr = ...` is not enough)");
-    if (own)
-      used_globals[name] = g->value;
+    used_globals[{&mod, name}] = g->value;
     return Val::constant(g->value);
   }
   if (auto it = mod.aliases.find(name); it != mod.aliases.end())

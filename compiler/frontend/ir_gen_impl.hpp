@@ -98,11 +98,12 @@ struct CallArgs {
 
 class IrGen {
 public:
-  IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals, const Options &options,
+  IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,
+        const compiler::ModuleGlobals *other_globals, const Options &options,
         ir::Program &program);
 
   void generate_kernel(const std::vector<compiler::ParamSpec> &params);
-  std::map<std::string, ConstValue> used_globals;
+  std::map<compiler::GlobalRef, ConstValue> used_globals;
 
   // ---- shared with the builtins (ir_gen_builtins.cpp) ----
   [[noreturn]] void fail(Loc loc, const std::string &message) const;
@@ -186,6 +187,7 @@ private:
 
   const JitFunctionInfo &kernel_;
   const compiler::GlobalValues &globals_;
+  const compiler::ModuleGlobals *other_globals_; ///< may be null
   Options options_;
   ir::Program &program_;
   ir::Builder *builder_ = nullptr;

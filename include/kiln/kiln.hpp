@@ -17,3 +17,4 @@
 #include "kiln/module.hpp"
 #include "kiln/options.hpp"
 #include "kiln/tensor.hpp"
+#include "kiln/version.hpp"

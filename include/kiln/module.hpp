@@ -42,6 +42,13 @@ public:
   /// A kernel compiled with the old value reports the change at its next launch.
   void set_global(std::string_view name, Arg value);
 
+  /// The module that defines jit function `name`: this one, or the kernel
+  /// file it was imported from (Python's `helpers.SCALE = 5` is
+  /// `m.module_of("scale").set_global("SCALE", 5)`). Compiles of this
+  /// module's kernels read that module's current globals. Throws
+  /// ArgumentError when no such function is visible here.
+  Module module_of(std::string_view name) const;
+
   const std::shared_ptr<runtime::ModuleState> &state() const { return state_; }
 
 private:

@@ -50,7 +50,7 @@ void apply_common_options(const CommonOptions &opts) {
   if (opts.threads > 0)
     ::setenv("KILN_COMPILE_THREADS", std::to_string(opts.threads).c_str(), 1);
   if (opts.no_cache)
-    ::setenv("KILN_ALWAYS_COMPILE", "1", 1);
+    ::setenv("KILN_NO_CACHE", "1", 1);
 }
 
 void print_error(std::ostream &err, std::string_view sentence, std::string_view detail) {

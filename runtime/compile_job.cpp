@@ -1,0 +1,130 @@
+#include "runtime/compile_job.hpp"
+
+#include <set>
+
+#include "kiln/error.hpp"
+#include "runtime/arg_packer.hpp"
+#include "runtime/driver.hpp"
+#include "runtime/spec_key.hpp"
+
+namespace kiln::runtime {
+
+namespace {
+
+/// The module of `root`'s imports (transitively) whose file is `path`.
+const frontend::ModuleInfo *find_module(const frontend::ModuleInfo &root, const std::string &path,
+                                        std::set<const frontend::ModuleInfo *> &seen) {
+  if (!seen.insert(&root).second)
+    return nullptr;
+  if (root.ast.source->path() == path)
+    return &root;
+  for (const auto &[name, m] : root.imported_modules)
+    if (const frontend::ModuleInfo *found = find_module(*m, path, seen))
+      return found;
+  for (const auto &[name, fn] : root.imported_functions)
+    if (const frontend::ModuleInfo *found = find_module(*fn->module, path, seen))
+      return found;
+  return nullptr;
+}
+
+} // namespace
+
+void CompileJob::stage(int i) {
+  try {
+    if (i == 0)
+      look_up();
+    if (i < compiler::Compilation::kStages) {
+      if (compilation_) // none after a hit
+        compilation_->run_stage(i);
+    } else {
+      finish();
+    }
+  } catch (...) {
+    locks_.clear(); // never leave other processes waiting on a failed compile
+    compilation_.reset();
+    throw;
+  }
+}
+
+std::shared_ptr<LoadedKernel> CompileJob::run() {
+  for (int i = 0; i < kStages; ++i)
+    stage(i);
+  return take();
+}
+
+bool CompileJob::find_in_levels(bool only_locked) {
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (only_locked && (i >= locks_.size() || !locks_[i]))
+      continue;
+    std::optional<CachedKernel> hit = levels[i]->get(key);
+    if (!hit)
+      continue;
+    source = levels[i]->source();
+    for (size_t j = 0; j < i; ++j) // a remote hit is written to disk too
+      levels[j]->put(key, *hit);
+    found_ = std::move(hit);
+    return true;
+  }
+  return false;
+}
+
+void CompileJob::look_up() {
+  if (read_levels && find_in_levels(false))
+    return;
+  // Another process may be compiling this key: wait for it, then look again.
+  for (CacheLevel *l : levels)
+    locks_.push_back(l->lock(key));
+  if (read_levels && find_in_levels(true)) {
+    locks_.clear();
+    return;
+  }
+  compiler::CompileRequest req = request;
+  req.globals = &globals.own;
+  req.other_globals = &globals.others;
+  compilation_.emplace(std::move(req));
+}
+
+void CompileJob::finish() {
+  auto lk = std::make_shared<LoadedKernel>();
+  auto state_of = [&](const frontend::ModuleInfo *mod) -> std::weak_ptr<ModuleState> {
+    auto st = globals.states.find(mod);
+    return st != globals.states.end() ? st->second : module->state_of(mod);
+  };
+  if (found_) {
+    lk->compiled = std::move(found_->kernel);
+    for (StoredGlobal &g : found_->globals) {
+      std::set<const frontend::ModuleInfo *> seen;
+      const frontend::ModuleInfo *mod = find_module(*module->info(), g.module_path, seen);
+      lk->used_globals.push_back(
+          {mod ? state_of(mod) : std::weak_ptr<ModuleState>(), g.name, std::move(g.value)});
+    }
+    found_.reset();
+  } else {
+    compiler::CompileOutput out = compilation_->take();
+    compilation_.reset();
+    CachedKernel entry;
+    entry.kernel = std::move(out.kernel);
+    entry.kernel.key = key;
+    for (auto &[ref, value] : out.used_globals) {
+      entry.globals.push_back({ref.first->ast.source->path(), ref.second, value});
+      lk->used_globals.push_back({state_of(ref.first), ref.second, std::move(value)});
+    }
+    for (CacheLevel *l : levels)
+      l->put(key, entry);
+    locks_.clear();
+    lk->compiled = std::move(entry.kernel);
+  }
+  lk->compiled.key = key;
+  lk->binary = driver->load(lk->compiled, device);
+  lk->specs = request.params;
+  for (unsigned p = 0; p < lk->specs.size(); ++p)
+    add_slots(lk->slots, static_cast<uint16_t>(p), lk->specs[p]);
+  if (lk->slots.size() > kMaxParams)
+    throw ArgumentError(request.function->name + " takes " + std::to_string(lk->slots.size()) +
+                        " launch arguments with its tuples unpacked; kiln supports at most " +
+                        std::to_string(kMaxParams));
+  lk->globals_version.store(globals_version, std::memory_order_relaxed);
+  loaded_ = std::move(lk);
+}
+
+} // namespace kiln::runtime

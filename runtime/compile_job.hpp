@@ -1,0 +1,59 @@
+// One miss of the in-memory table, from compile key to loaded kernel: look
+// the key up in each persistent cache level, compile when none has it
+// (stage by stage, so the async pool can interleave many jobs), store the
+// result in every level, load it on the device.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.hpp"
+#include "runtime/cache_level.hpp"
+#include "runtime/loaded_kernel.hpp"
+#include "runtime/module_state.hpp"
+
+namespace kiln::runtime {
+
+class Driver;
+
+/// Everything one compile needs, owned, so that it can run on a pool thread
+/// after the launch that asked for it has returned. Not thread-safe: its
+/// stages run one at a time, in order.
+class CompileJob {
+public:
+  compiler::CompileRequest request;
+  GlobalsSnapshot globals;
+  std::shared_ptr<ModuleState> module; ///< resolves the modules of globals a compile read
+  uint64_t globals_version = 0;
+  std::string key, repr, data;
+  Driver *driver = nullptr;
+  int device = 0;
+  bool warmup = false;
+  /// The persistent levels, in order (disk, remote); not owned.
+  std::vector<CacheLevel *> levels;
+  bool read_levels = true; ///< false under KILN_ALWAYS_COMPILE: compile, but still store
+  /// Where the binary came from, once the job ran.
+  BinarySource source = BinarySource::compiled;
+
+  /// The compiler's stages (the first begins with the look-up), then store
+  /// and load: as many as the pool's task graph has nodes (async::Job).
+  static constexpr int kStages = compiler::Compilation::kStages + 1;
+  void stage(int i);
+  std::shared_ptr<LoadedKernel> run();
+  std::shared_ptr<LoadedKernel> take() { return std::move(loaded_); }
+
+private:
+  void look_up();
+  void finish();
+  /// The first level that has the key, stored into the levels before it.
+  bool find_in_levels(bool only_locked);
+
+  std::optional<CachedKernel> found_;
+  std::vector<std::unique_ptr<KeyLock>> locks_;
+  std::optional<compiler::Compilation> compilation_;
+  std::shared_ptr<LoadedKernel> loaded_;
+};
+
+} // namespace kiln::runtime

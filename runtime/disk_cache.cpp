@@ -1,0 +1,420 @@
+#include "runtime/disk_cache.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/support/sha256.hpp"
+#include "kiln/error.hpp"
+#include "runtime/cached_kernel_json.hpp"
+
+namespace kiln::runtime {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kFormat = 1;
+constexpr const char *kMeta = "meta.json";
+
+/// Closes a descriptor on every path out.
+struct Fd {
+  int fd = -1;
+  explicit Fd(int f) : fd(f) {}
+  ~Fd() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+  Fd(const Fd &) = delete;
+  Fd &operator=(const Fd &) = delete;
+};
+
+std::string errno_text() {
+  return std::strerror(errno);
+}
+
+/// Owned by this user and writable by nobody else: what a cache may trust.
+bool trusted(const struct stat &st) {
+  return st.st_uid == ::geteuid() && (st.st_mode & 022) == 0;
+}
+
+/// The whole of a regular, trusted file, or nullopt.
+std::optional<std::string> read_trusted(const std::string &path, std::string &why) {
+  Fd f(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  if (f.fd < 0) {
+    why = path + ": " + errno_text();
+    return std::nullopt;
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
+    why = path + " is not a regular file owned by this user and writable only by it";
+    return std::nullopt;
+  }
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::read(f.fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      why = path + ": short read";
+      return std::nullopt;
+    }
+    done += static_cast<size_t>(n);
+  }
+  return data;
+}
+
+/// Writes `data` to `dir/name` atomically: a temporary name in the same
+/// folder, fsync, rename. Throws RuntimeError.
+void write_atomic(const std::string &dir, const std::string &name, std::string_view data) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string tmp = dir + "/.tmp." + name + "." + std::to_string(::getpid()) + "." +
+                          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+  Fd f(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (f.fd < 0)
+    throw RuntimeError("cannot write " + tmp + ": " + errno_text());
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(f.fd, data.data() + done, data.size() - done);
+    if (n <= 0) {
+      const std::string e = errno_text();
+      ::unlink(tmp.c_str());
+      throw RuntimeError("cannot write " + tmp + ": " + e);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(f.fd) != 0 || ::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
+    const std::string e = errno_text();
+    ::unlink(tmp.c_str());
+    throw RuntimeError("cannot publish " + dir + "/" + name + ": " + e);
+  }
+}
+
+void fsync_dir(const std::string &dir) {
+  Fd f(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (f.fd >= 0)
+    ::fsync(f.fd);
+}
+
+/// Creates `dir` (0700) unless it exists; throws unless it is then a folder
+/// this user owns.
+void ensure_own_dir(const std::string &dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw RuntimeError(
+        "cannot create the kiln cache folder " + dir + ": " + (ec ? ec.message() : errno_text()) +
+        "; set KILN_CACHE_DIR (or --cache-dir) to a folder you can write, or use --no-cache");
+  if (!S_ISDIR(st.st_mode))
+    throw RuntimeError("the kiln cache folder " + dir +
+                       " is not a folder; set KILN_CACHE_DIR (or --cache-dir) "
+                       "to a folder, or use --no-cache");
+  if (st.st_uid != ::geteuid())
+    throw RuntimeError(
+        "the kiln cache folder " + dir + " belongs to another user (uid " +
+        std::to_string(st.st_uid) + ", you are uid " + std::to_string(::geteuid()) +
+        "); kiln does not load binaries another user could have written. Use a folder of your "
+        "own (KILN_CACHE_DIR or --cache-dir), or --no-cache");
+  if ((st.st_mode & 077) != 0)
+    ::chmod(dir.c_str(), 0700); // ours: make it private, as a new one would be
+}
+
+/// A stage's file name, from names the compiler chose ("llir", "ptx").
+std::string stage_file(const std::string &stage) {
+  std::string s = "stage.";
+  for (char c : stage)
+    s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return s;
+}
+
+uint64_t folder_bytes(const std::string &path) {
+  uint64_t n = 0;
+  std::error_code ec;
+  for (const auto &f : fs::directory_iterator(path, ec))
+    if (f.is_regular_file(ec))
+      n += f.file_size(ec);
+  return n;
+}
+
+/// Warns once per process: a cache that cannot write must not flood stderr.
+void warn_once(const std::string &message) {
+  static std::atomic<bool> warned{false};
+  if (!warned.exchange(true))
+    std::cerr << "kiln: warning: " << message
+              << " (the disk cache is skipped; launches still work)\n";
+}
+
+} // namespace
+
+/// The lock file of one key, held; also marks the key held in this process.
+class DiskCache::FlockLock final : public KeyLock {
+public:
+  FlockLock(DiskCache &cache, std::string name, int fd)
+      : cache_(cache), name_(std::move(name)), fd_(fd) {}
+  ~FlockLock() override {
+    if (fd_ >= 0) {
+      ::flock(fd_, LOCK_UN);
+      ::close(fd_);
+    }
+    std::lock_guard lock(cache_.held_mutex_);
+    cache_.held_.erase(name_);
+  }
+  void set_fd(int fd) { fd_ = fd; }
+
+private:
+  DiskCache &cache_;
+  std::string name_;
+  int fd_;
+};
+
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
+    : dir_(std::move(dir)), max_bytes_(max_bytes) {
+  while (dir_.size() > 1 && dir_.back() == '/')
+    dir_.pop_back();
+  ensure_own_dir(dir_);
+  ensure_own_dir(dir_ + "/locks");
+}
+
+std::string DiskCache::entry_name(const std::string &hex_key) {
+  // The key is hex SHA-256 already; anything else is hashed first.
+  std::array<uint8_t, 32> bytes{};
+  bool hex = hex_key.size() == 64;
+  for (size_t i = 0; hex && i < 32; ++i) {
+    unsigned v = 0;
+    hex = std::sscanf(hex_key.c_str() + 2 * i, "%2x", &v) == 1;
+    bytes[i] = static_cast<uint8_t>(v);
+  }
+  if (!hex)
+    bytes = Sha256().update(hex_key).digest();
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (uint8_t b : bytes) {
+    buffer = buffer << 8 | b;
+    bits += 8;
+    while (bits >= 5) {
+      out += kAlphabet[(buffer >> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0)
+    out += kAlphabet[(buffer << (5 - bits)) & 31];
+  return out;
+}
+
+void DiskCache::discard(const std::string &path, const std::string &why) {
+  static std::atomic<uint64_t> counter{0};
+  const std::string aside = dir_ + "/.trash." + std::to_string(::getpid()) + "." +
+                            std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+  std::error_code ec;
+  if (::rename(path.c_str(), aside.c_str()) == 0)
+    fs::remove_all(aside, ec);
+  (void)why; // recompiling is the whole of the remedy; the reason is for debugging
+}
+
+std::optional<CachedKernel> DiskCache::get(const std::string &key) {
+  const std::string dir = entry_dir(key);
+  std::string why;
+  const std::string meta_path = dir + "/" + kMeta;
+  struct stat dst {};
+  if (::lstat(dir.c_str(), &dst) != 0)
+    return std::nullopt; // a plain miss
+  if (!S_ISDIR(dst.st_mode) || !trusted(dst)) {
+    discard(dir, "entry folder not ours");
+    return std::nullopt;
+  }
+  std::optional<std::string> meta_text = read_trusted(meta_path, why);
+  if (!meta_text) {
+    if (::access(meta_path.c_str(), F_OK) == 0 || errno != ENOENT)
+      discard(dir, why);
+    return std::nullopt; // no metadata: being written, or a crash before it was
+  }
+  try {
+    const json meta = json::parse(*meta_text);
+    if (meta.at("format").get<int>() != kFormat || meta.at("key").get<std::string>() != key)
+      throw std::runtime_error("another format or key");
+    CachedKernel out = from_metadata_json(meta);
+    CompiledKernel &k = out.kernel;
+    const json &files = meta.at("files");
+    const std::string binary_file = meta.at("binary_file");
+    std::optional<std::string> binary = read_trusted(dir + "/" + binary_file, why);
+    if (!binary)
+      throw std::runtime_error(why);
+    const json &bf = files.at(binary_file);
+    if (binary->size() != bf.at("bytes").get<uint64_t>() ||
+        sha256_hex(*binary) != bf.at("sha256").get<std::string>())
+      throw std::runtime_error("binary does not match its hash");
+    k.binary.assign(binary->begin(), binary->end());
+    k.hash = bf.at("sha256");
+    k.key = key;
+    // Least recently used: a hit counts as a use.
+    ::utimensat(AT_FDCWD, meta_path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    return out;
+  } catch (const std::exception &e) {
+    discard(dir, e.what());
+    return std::nullopt;
+  }
+}
+
+void DiskCache::put(const std::string &key, const CachedKernel &entry) {
+  const CompiledKernel &k = entry.kernel;
+  std::optional<json> meta = metadata_json(entry);
+  if (!meta)
+    return; // cannot be written down faithfully: leave it uncached
+  const std::string dir = entry_dir(key);
+  try {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      throw RuntimeError("cannot create " + dir + ": " + errno_text());
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !trusted(st)) {
+      discard(dir, "entry folder not ours");
+      return;
+    }
+    json files = json::object();
+    const std::string binary_file =
+        "kernel." + (k.binary_kind.empty() ? std::string("bin") : k.binary_kind);
+    const std::string_view binary(reinterpret_cast<const char *>(k.binary.data()), k.binary.size());
+    write_atomic(dir, binary_file, binary);
+    files[binary_file] = {{"sha256", sha256_hex(binary)}, {"bytes", binary.size()}};
+    for (const auto &[stage, text] : k.stages) {
+      const std::string name = stage_file(stage);
+      write_atomic(dir, name, text);
+      files[name] = {{"sha256", sha256_hex(text)}, {"bytes", text.size()}, {"stage", stage}};
+    }
+    (*meta)["format"] = kFormat;
+    (*meta)["key"] = key;
+    (*meta)["binary_file"] = binary_file;
+    (*meta)["files"] = std::move(files);
+    // Last: its presence publishes the entry, and its hashes name the files.
+    write_atomic(dir, kMeta, meta->dump(1));
+    fsync_dir(dir);
+  } catch (const std::exception &e) {
+    warn_once(e.what());
+    return;
+  }
+  if (max_bytes_)
+    prune(max_bytes_);
+}
+
+std::unique_ptr<KeyLock> DiskCache::lock(const std::string &key) {
+  const std::string name = entry_name(key);
+  {
+    // A key this process already compiles (two Modules of one file) is
+    // compiled again rather than waited for: the waiting job could hold the
+    // compile pool's only worker that the holder's next stage needs.
+    std::lock_guard lock(held_mutex_);
+    if (!held_.insert(name).second)
+      return nullptr;
+  }
+  auto held = std::make_unique<FlockLock>(*this, name, -1);
+  const std::string path = dir_ + "/locks/" + name;
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    warn_once("cannot open the lock file " + path + ": " + errno_text());
+    return nullptr;
+  }
+  // Only other processes can hold it now, and they do not wait on us.
+  while (::flock(fd, LOCK_EX) != 0) {
+    if (errno != EINTR) {
+      ::close(fd);
+      return nullptr;
+    }
+  }
+  held->set_fd(fd);
+  return held;
+}
+
+std::vector<DiskCache::Entry> DiskCache::entries() const {
+  std::vector<Entry> out;
+  std::error_code ec;
+  for (const auto &d : fs::directory_iterator(dir_, ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.empty() || name[0] == '.' || name == "locks" || !d.is_directory(ec))
+      continue;
+    Entry e;
+    e.name = name;
+    e.bytes = folder_bytes(d.path().string());
+    const std::string meta_path = d.path().string() + "/" + kMeta;
+    struct stat st {};
+    if (::stat(meta_path.c_str(), &st) == 0)
+      e.used_ns = int64_t(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+    std::string why;
+    if (auto text = read_trusted(meta_path, why)) {
+      const json meta = json::parse(*text, nullptr, false);
+      if (meta.is_object()) {
+        e.kernel = meta.value("kernel", "");
+        e.target = meta.value("target", "");
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(), [](const Entry &a, const Entry &b) {
+    return a.used_ns != b.used_ns ? a.used_ns < b.used_ns : a.name < b.name;
+  });
+  return out;
+}
+
+void DiskCache::sweep() {
+  // What crashed writers left: folders moved aside but not deleted, and
+  // temporary files never renamed (an hour old: no writer is that slow).
+  const auto stale = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::error_code ec;
+  for (const auto &d : fs::directory_iterator(dir_, ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.rfind(".trash.", 0) == 0) {
+      fs::remove_all(d.path(), ec);
+      continue;
+    }
+    if (name.empty() || name[0] == '.' || name == "locks" || !d.is_directory(ec))
+      continue;
+    for (const auto &f : fs::directory_iterator(d.path(), ec))
+      if (f.path().filename().string().rfind(".tmp.", 0) == 0 && f.last_write_time(ec) < stale)
+        fs::remove(f.path(), ec);
+  }
+}
+
+size_t DiskCache::prune(uint64_t max_bytes) {
+  sweep();
+  std::vector<Entry> all = entries();
+  uint64_t total = 0;
+  for (const Entry &e : all)
+    total += e.bytes;
+  size_t removed = 0;
+  for (const Entry &e : all) {
+    if (total <= max_bytes)
+      break;
+    // An entry a process is writing or waiting on stays.
+    const std::string lock_path = dir_ + "/locks/" + e.name;
+    Fd f(::open(lock_path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (f.fd < 0 || ::flock(f.fd, LOCK_EX | LOCK_NB) != 0)
+      continue;
+    discard(dir_ + "/" + e.name, "pruned");
+    total -= e.bytes;
+    ++removed;
+  }
+  return removed;
+}
+
+size_t DiskCache::clear() {
+  size_t removed = 0;
+  for (const Entry &e : entries()) {
+    discard(dir_ + "/" + e.name, "cleared");
+    ++removed;
+  }
+  return removed;
+}
+
+} // namespace kiln::runtime

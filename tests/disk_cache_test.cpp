@@ -1,0 +1,279 @@
+// The disk cache (DESIGN.md section 5, issue 12): entries round-trip
+// exactly; a truncated, bit-flipped, wrongly-owned or others-writable entry
+// is a miss and is removed; a folder of another user is refused; pruning
+// keeps the most recently used. Then whole processes (tests/cache_child.cpp)
+// sharing one folder: a second process hits the disk, four processes
+// started together compile once, and a damaged entry is recompiled with
+// the right result.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "kiln/error.hpp"
+#include "runtime/disk_cache.hpp"
+#include "tests/cache_child.hpp"
+
+namespace fs = std::filesystem;
+using kiln::runtime::CachedKernel;
+using kiln::runtime::DiskCache;
+using kiln::testing::child_command;
+using kiln::testing::child_results;
+using kiln::testing::ChildResult;
+using kiln::testing::shell_output;
+using kiln::testing::TempDir;
+
+namespace {
+
+const std::string kKey = std::string(64, 'a');
+
+CachedKernel sample(const std::string &name = "add_kernel", size_t binary_bytes = 64) {
+  CachedKernel c;
+  kiln::CompiledKernel &k = c.kernel;
+  k.name = name;
+  k.target = "cpu:x86_64";
+  k.binary_kind = "obj";
+  for (size_t i = 0; i < binary_bytes; ++i)
+    k.binary.push_back(static_cast<uint8_t>(i * 7));
+  k.stages = {{"ir", "tile ir"}, {"llir", "define void @k()"}};
+  k.entry = name;
+  k.params = {{"x_ptr", kiln::DType::f32, true}, {"n", kiln::DType::i32, false}};
+  k.specialization = "(x_ptr: *fp32:D, n: i32)";
+  k.options.num_stages = 257;
+  k.options.debug = true;
+  k.times = {{"ir", 1.5}};
+  c.globals.push_back({"m.py", "SCALE", kiln::frontend::ConstValue::of_float(0.1)});
+  return c;
+}
+
+std::string key_of(int i) {
+  std::string k = kKey;
+  k[0] = "0123456789"[i % 10];
+  return k;
+}
+
+std::string binary_path(const DiskCache &c, const std::string &key) {
+  return c.dir() + "/" + DiskCache::entry_name(key) + "/kernel.obj";
+}
+
+bool entry_exists(const DiskCache &c, const std::string &key) {
+  return fs::exists(c.dir() + "/" + DiskCache::entry_name(key));
+}
+
+} // namespace
+
+TEST_CASE("disk cache: entry names are base32 of the key's SHA-256") {
+  const std::string n = DiskCache::entry_name(kKey);
+  CHECK(n.size() == 52);
+  CHECK(n.find_first_not_of("abcdefghijklmnopqrstuvwxyz234567") == std::string::npos);
+  CHECK(DiskCache::entry_name(kKey) == n);
+  CHECK(DiskCache::entry_name(key_of(1)) != n);
+}
+
+TEST_CASE("disk cache: an entry round-trips exactly, with private permissions") {
+  const TempDir t;
+  DiskCache c(t.path + "/cache", 0);
+  CHECK_FALSE(c.get(kKey));
+  const CachedKernel in = sample();
+  c.put(kKey, in);
+  const std::optional<CachedKernel> out = c.get(kKey);
+  REQUIRE(out);
+  const kiln::CompiledKernel &k = out->kernel;
+  CHECK(k.binary == in.kernel.binary);
+  CHECK(k.name == "add_kernel");
+  CHECK(k.key == kKey);
+  CHECK(k.options == in.kernel.options);
+  CHECK(k.specialization == in.kernel.specialization);
+  REQUIRE(k.params.size() == 2);
+  CHECK(k.params[0].is_pointer);
+  CHECK(k.params[1].dtype == kiln::DType::i32);
+  REQUIRE(out->globals.size() == 1);
+  CHECK(out->globals[0].value == in.globals[0].value); // 0.1 exactly
+  CHECK(out->globals[0].module_path == "m.py");
+  struct stat st {};
+  REQUIRE(::stat(c.dir().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(::stat(binary_path(c, kKey).c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  CHECK(fs::exists(c.dir() + "/" + DiskCache::entry_name(kKey) + "/stage.llir"));
+  // No temporary file is left behind.
+  for (const auto &f : fs::directory_iterator(c.dir() + "/" + DiskCache::entry_name(kKey)))
+    CHECK(f.path().filename().string().rfind(".tmp", 0) != 0);
+}
+
+TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
+  const TempDir t;
+  DiskCache c(t.path, 0);
+  struct Damage {
+    const char *what;
+    void (*apply)(const std::string &binary, const std::string &meta);
+  };
+  const Damage damages[] = {
+      {"truncated binary",
+       [](const std::string &b, const std::string &) { fs::resize_file(b, 10); }},
+      {"bit-flipped binary",
+       [](const std::string &b, const std::string &) {
+         std::fstream f(b, std::ios::in | std::ios::out | std::ios::binary);
+         f.seekg(5);
+         char ch = 0;
+         f.read(&ch, 1);
+         ch ^= 0x10;
+         f.seekp(5);
+         f.write(&ch, 1);
+       }},
+      {"truncated metadata",
+       [](const std::string &, const std::string &m) { fs::resize_file(m, 20); }},
+      {"missing binary", [](const std::string &b, const std::string &) { fs::remove(b); }},
+      {"binary writable by others",
+       [](const std::string &b, const std::string &) { ::chmod(b.c_str(), 0666); }},
+  };
+  for (const Damage &d : damages) {
+    CAPTURE(d.what);
+    c.put(kKey, sample());
+    REQUIRE(c.get(kKey));
+    const std::string meta = c.dir() + "/" + DiskCache::entry_name(kKey) + "/meta.json";
+    d.apply(binary_path(c, kKey), meta);
+    CHECK_FALSE(c.get(kKey));
+    CHECK_FALSE(entry_exists(c, kKey));
+    c.put(kKey, sample()); // and a new entry can take its place
+    CHECK(c.get(kKey));
+  }
+}
+
+TEST_CASE("disk cache: an entry owned by another user is a miss; a cache folder of another user is "
+          "refused") {
+  if (::geteuid() != 0) {
+    MESSAGE("[SKIP] changing a file's owner needs root");
+    return;
+  }
+  const TempDir t;
+  DiskCache c(t.path + "/mine", 0);
+  c.put(kKey, sample());
+  REQUIRE(::chown(binary_path(c, kKey).c_str(), 65534, 65534) == 0);
+  CHECK_FALSE(c.get(kKey));
+  CHECK_FALSE(entry_exists(c, kKey));
+
+  const std::string theirs = t.path + "/theirs";
+  fs::create_directory(theirs);
+  REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+  try {
+    DiskCache refused(theirs, 0);
+    FAIL("a cache folder of another user must be refused");
+  } catch (const kiln::RuntimeError &e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.find("another user") != std::string::npos);
+    CHECK(what.find("KILN_CACHE_DIR") != std::string::npos);
+  }
+}
+
+TEST_CASE("disk cache: pruning removes the least recently used first") {
+  const TempDir t;
+  DiskCache c(t.path, 0);
+  for (int i = 0; i < 3; ++i) {
+    c.put(key_of(i), sample("k" + std::to_string(i), 1000));
+    // Distinct use times, oldest first, whatever the clock's granularity.
+    const std::string meta = c.dir() + "/" + DiskCache::entry_name(key_of(i)) + "/meta.json";
+    const timespec times[2] = {{1000 + i, 0}, {1000 + i, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, meta.c_str(), times, 0) == 0);
+  }
+  CHECK(c.get(key_of(0))); // entry 0 is now the most recently used
+  const std::vector<DiskCache::Entry> all = c.entries();
+  REQUIRE(all.size() == 3);
+  CHECK(all.front().kernel == "k1");
+  CHECK(all.back().kernel == "k0");
+  CHECK(c.prune(all[1].bytes + all[2].bytes) == 1);
+  CHECK(entry_exists(c, key_of(0)));
+  CHECK_FALSE(entry_exists(c, key_of(1)));
+  CHECK(entry_exists(c, key_of(2)));
+  CHECK(c.clear() == 2);
+  CHECK(c.entries().empty());
+}
+
+TEST_CASE("disk cache: a size limit prunes on every store") {
+  const TempDir t;
+  DiskCache c(t.path, 1); // smaller than any entry: only the newest survives a store
+  c.put(key_of(0), sample());
+  c.put(key_of(1), sample());
+  CHECK(c.entries().size() <= 1);
+}
+
+// ---- whole processes ----
+
+namespace {
+
+/// Runs `count` cache_child processes at once on cache folder `dir`.
+std::vector<ChildResult> run_children(const std::string &dir, int count) {
+  const std::string out =
+      shell_output("for i in $(seq " + std::to_string(count) + "); do " +
+                   child_command("KILN_NO_CACHE=0 KILN_CACHE_DIR='" + dir + "'") + " & done; wait");
+  CAPTURE(out);
+  std::vector<ChildResult> results = child_results(out);
+  REQUIRE(results.size() == static_cast<size_t>(count));
+  return results;
+}
+
+std::string only_entry_binary(const std::string &dir) {
+  for (const auto &d : fs::directory_iterator(dir))
+    if (d.is_directory() && d.path().filename() != "locks")
+      return (d.path() / "kernel.obj").string();
+  FAIL("no cache entry in " << dir);
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("disk cache: a second process hits the disk") {
+  const TempDir t;
+  const ChildResult first = run_children(t.path, 1)[0];
+  CHECK(first.source == "compiled");
+  CHECK(first.correct);
+  const ChildResult second = run_children(t.path, 1)[0];
+  CHECK(second.source == "disk");
+  CHECK(second.correct);
+}
+
+TEST_CASE("disk cache: four processes started together on one key compile it once") {
+  const TempDir t;
+  int compiled = 0;
+  for (const ChildResult &r : run_children(t.path, 4)) {
+    CHECK(r.correct);
+    CHECK((r.source == "compiled" || r.source == "disk"));
+    compiled += r.source == "compiled";
+  }
+  CHECK(compiled == 1);
+}
+
+TEST_CASE("disk cache: a truncated, bit-flipped or wrongly-owned binary is recompiled, with the "
+          "right result") {
+  const TempDir t;
+  REQUIRE(run_children(t.path, 1)[0].source == "compiled");
+  const std::string cases[] = {"truncated", "bit-flipped", "wrongly-owned"};
+  for (const std::string &what : cases) {
+    CAPTURE(what);
+    const std::string binary = only_entry_binary(t.path);
+    if (what == "truncated") {
+      fs::resize_file(binary, fs::file_size(binary) / 2);
+    } else if (what == "bit-flipped") {
+      std::fstream f(binary, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(fs::file_size(binary) / 2));
+      f.put('\x5a');
+    } else if (::geteuid() == 0) {
+      REQUIRE(::chown(binary.c_str(), 65534, 65534) == 0);
+    } else {
+      ::chmod(binary.c_str(), 0666); // without root: writable by others is as untrusted
+    }
+    const ChildResult r = run_children(t.path, 1)[0];
+    CHECK(r.source == "compiled");
+    CHECK(r.correct);
+    CHECK(run_children(t.path, 1)[0].source == "disk"); // and stored again
+  }
+}
