@@ -442,6 +442,12 @@ private:
   const ir::Op *cur_op_ = nullptr;
   std::unordered_map<const ir::Op *, std::string> op_notes_;
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
+  // CPU: buffers beyond the stack's share live at fixed offsets of the
+  // program's scratch memory (see alloc_buffer).
+  static constexpr uint64_t kStackBufferMax = 16 * 1024, kStackBudget = 256 * 1024;
+  llvm::Value *scratch_ = nullptr;       ///< the program's scratch memory argument
+  llvm::Function *scratch_fn_ = nullptr; ///< the function `scratch_` belongs to
+  uint64_t scratch_bytes_ = 0, stack_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
