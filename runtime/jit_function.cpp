@@ -5,8 +5,9 @@
 #include "runtime/jit_function.hpp"
 
 #include <bit>
-#include <optional>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "compiler/compile.hpp"
 #include "compiler/support/sha256.hpp"
@@ -86,11 +87,17 @@ PackKind pack_kind(const ParamSpec &s) {
   switch (s.dtype) {
   case DType::i1: return PackKind::Bool;
   case DType::i8:
-  case DType::u8: return PackKind::I8;
+    return PackKind::I8;
+  case DType::u8:
+    return PackKind::U8;
   case DType::i16:
-  case DType::u16: return PackKind::I16;
+    return PackKind::I16;
+  case DType::u16:
+    return PackKind::U16;
   case DType::i32:
-  case DType::u32: return PackKind::I32;
+    return PackKind::I32;
+  case DType::u32:
+    return PackKind::U32;
   case DType::i64:
   case DType::u64: return PackKind::I64;
   case DType::f64: return PackKind::F64;
@@ -141,6 +148,24 @@ const Arg &tuple_leaf(const Arg &a, uint16_t n) {
 
 /// An integer argument's value; a bool passed for an int-annotated parameter is 0 or 1.
 int64_t int_value(const Arg &a) { return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int(); }
+
+/// The value of an argument packed into an integer of `dt`'s width, which
+/// must hold it: an annotated `n: tl.int32` given 2**32 would otherwise
+/// wrap silently to 0.
+template <class T>
+T packed_int(const Arg &a, DType dt, const std::string &kernel, const KernelParam &p) {
+  const int64_t v = int_value(a);
+  if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) [[unlikely]]
+    throw ArgumentError(kernel + ": argument '" + p.name + "' = " + std::to_string(v) +
+                        " is out of range for " + std::string(dtype_name(dt)) + " (" +
+                        std::to_string(std::numeric_limits<T>::min()) + " to " +
+                        std::to_string(std::numeric_limits<T>::max()) + ")");
+  return static_cast<T>(v);
+}
+
+template <class T> void put(void *dst, T v) {
+  std::memcpy(dst, &v, sizeof v);
+}
 
 uint64_t options_word(const Options &o) {
   return uint64_t(o.num_warps) | uint64_t(o.num_stages) << 8 | uint64_t(o.num_ctas) << 16 |
@@ -654,6 +679,8 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
       values[i] = *b.args[i];
     grid = (*spec.grid_fn)(BoundArgs(params_, std::span<const Arg>(values, params_.size())));
   }
+  if (!grid.within_limits()) [[unlikely]]
+    throw ArgumentError(info_.name + ": " + grid_limits_message(grid));
   if (grid.size() == 0)
     return result;
   if (!pre_run_hooks_.empty())
@@ -668,25 +695,32 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     const bool f = a.kind() == Arg::Kind::Float;
     switch (slot.kind) {
     case PackKind::Pointer: {
+      if (a.is_mock()) [[unlikely]]
+        throw ArgumentError(info_.name + ": argument '" + params_[slot.param].name +
+                            "' is a mock tensor (Arg::mock), which only warms up a kernel; launch "
+                            "with a real tensor");
       const void *p = a.as_pointer();
       std::memcpy(dst, &p, sizeof p);
       break;
     }
-    case PackKind::I8: {
-      const int8_t v = static_cast<int8_t>(int_value(a));
-      std::memcpy(dst, &v, 1);
+    case PackKind::I8:
+      put(dst, packed_int<int8_t>(a, DType::i8, info_.name, params_[slot.param]));
       break;
-    }
-    case PackKind::I16: {
-      const int16_t v = static_cast<int16_t>(int_value(a));
-      std::memcpy(dst, &v, 2);
+    case PackKind::U8:
+      put(dst, packed_int<uint8_t>(a, DType::u8, info_.name, params_[slot.param]));
       break;
-    }
-    case PackKind::I32: {
-      const int32_t v = static_cast<int32_t>(int_value(a));
-      std::memcpy(dst, &v, 4);
+    case PackKind::I16:
+      put(dst, packed_int<int16_t>(a, DType::i16, info_.name, params_[slot.param]));
       break;
-    }
+    case PackKind::U16:
+      put(dst, packed_int<uint16_t>(a, DType::u16, info_.name, params_[slot.param]));
+      break;
+    case PackKind::I32:
+      put(dst, packed_int<int32_t>(a, DType::i32, info_.name, params_[slot.param]));
+      break;
+    case PackKind::U32:
+      put(dst, packed_int<uint32_t>(a, DType::u32, info_.name, params_[slot.param]));
+      break;
     case PackKind::I64: {
       const int64_t v = int_value(a);
       std::memcpy(dst, &v, 8);

@@ -6,11 +6,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <kiln/kiln.hpp>
 
 namespace {
 
@@ -19,13 +24,11 @@ struct Child {
   std::string output; ///< stdout and stderr together
 };
 
-/// Runs `kiln ARGS` (a shell word list) in a child process from a scratch
-/// folder, with a time limit so that a hang fails rather than stalls.
-Child kiln(const std::string &args) {
-  const std::string cmd = "cd '" + std::filesystem::temp_directory_path().string() +
-                          "' && timeout 60 '" KILN_BIN "' " + args + " 2>&1";
+/// Runs a shell command line with a time limit, so that a hang fails
+/// rather than stalls the suite.
+Child shell(const std::string &cmd) {
   Child c;
-  FILE *pipe = popen(cmd.c_str(), "r");
+  FILE *pipe = popen(("timeout 60 " + cmd + " 2>&1").c_str(), "r");
   REQUIRE(pipe);
   char buf[4096];
   while (size_t n = fread(buf, 1, sizeof buf, pipe))
@@ -33,6 +36,24 @@ Child kiln(const std::string &args) {
   const int st = pclose(pipe);
   c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
   return c;
+}
+
+/// Runs `kiln ARGS` (a shell word list) in a child process.
+Child run_kiln(const std::string &args) {
+  return shell("'" KILN_BIN "' " + args);
+}
+
+/// Runs the test case `name` of this binary in a child process, with
+/// KILN_RELIABILITY_CHILD set so that its body runs (see in_child()).
+Child child_case(const std::string &name) {
+  return shell("env KILN_RELIABILITY_CHILD=1 /proc/" + std::to_string(::getpid()) + "/exe -tc='" +
+               name + "'");
+}
+
+/// Whether this process is a child_case(): test cases named "child: ..."
+/// do their dangerous part only there.
+bool in_child() {
+  return std::getenv("KILN_RELIABILITY_CHILD") != nullptr;
 }
 
 /// A kernel file (or any text) in a fresh temporary file; its path.
@@ -45,7 +66,7 @@ std::string write_temp(const std::string &name, const std::string &text) {
   return path.string();
 }
 
-[[maybe_unused]] bool contains(const std::string &s, const std::string &part) {
+bool contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos;
 }
 
@@ -56,10 +77,10 @@ const std::string kShared = KILN_SHARED_DIR;
 TEST_CASE(
     "issue 17.1: a 2^20-element softmax row runs on several programs (blocks off the stack)") {
   const Child c =
-      kiln("run " + kShared +
-           "/kernels/softmax.py softmax_kernel --grid 4 out_ptr=zeros:4x1048576:f32 "
-           "in_ptr=zeros:4x1048576:f32 in_stride=1048576 out_stride=1048576 n_cols=1048576 "
-           "BLOCK=1048576 --json");
+      run_kiln("run " + kShared +
+               "/kernels/softmax.py softmax_kernel --grid 4 out_ptr=zeros:4x1048576:f32 "
+               "in_ptr=zeros:4x1048576:f32 in_stride=1048576 out_stride=1048576 n_cols=1048576 "
+               "BLOCK=1048576 --json");
   INFO(c.output);
   CHECK(c.status == 0);
 }
@@ -81,7 +102,7 @@ def add_row_sums(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
   const std::string out = std::filesystem::path(file).parent_path() / "out.npy";
   for (const char *grid : {"1", "3"}) {
     CAPTURE(grid);
-    const Child c = kiln(
+    const Child c = run_kiln(
         "run " + file + " add_row_sums --grid " + grid +
         " x_ptr=zeros:3x1024x1024:f32 out_ptr=zeros:3x1024x1024:f32 R=1024 C=1024 --out out_ptr=" +
         out);
@@ -98,5 +119,244 @@ def add_row_sums(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
     std::memcpy(&last, data + (ran - 1) * 4, 4);
     CHECK(first == 1.0f);
     CHECK(last == 1.0f);
+  }
+}
+
+namespace {
+
+const char *kHeader = "import triton\nimport triton.language as tl\n\n\n";
+
+/// A kernel whose body adds `terms` ones to a block, in one expression.
+std::string long_sum_kernel(int terms) {
+  std::string sum = "offs";
+  for (int i = 0; i < terms; ++i)
+    sum += " + 1";
+  return std::string(kHeader) +
+         "@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n    offs = tl.arange(0, BLOCK)\n" +
+         "    tl.store(x_ptr + offs, " + sum + ")\n";
+}
+
+/// Three nested tl.static_range(N) loops accumulating into a block.
+std::string nested_static_kernel() {
+  return std::string(kHeader) + R"(@triton.jit
+def k(x_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], dtype=tl.int32)
+    for i in tl.static_range(N):
+        for j in tl.static_range(N):
+            for l in tl.static_range(N):
+                acc += i + j + l
+    tl.store(x_ptr + offs, acc)
+)";
+}
+
+} // namespace
+
+TEST_CASE("issue 17.2: a 20,000-term expression is a clear compile error, not a stack overflow") {
+  const std::string file = write_temp("long_sum.py", long_sum_kernel(20000));
+  const Child c = run_kiln("compile " + file + " k 'x_ptr=*i32' BLOCK=16");
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "nested too deeply"));
+  // Just under the limit compiles, and runs right.
+  const std::string ok = write_temp("long_sum_ok.py", long_sum_kernel(990));
+  const std::string out = std::filesystem::path(ok).parent_path() / "long_sum.npy";
+  const Child r =
+      run_kiln("run " + ok + " k --grid 1 x_ptr=zeros:16:i32 BLOCK=16 --out x_ptr=" + out);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream in(out, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int32_t last = 0;
+  std::memcpy(&last, bytes.data() + bytes.size() - 4, 4);
+  CHECK(last == 15 + 990);
+}
+
+TEST_CASE("issue 17.2: deeply nested parentheses are a clear compile error") {
+  const std::string file = write_temp(
+      "parens.py", std::string(kHeader) + "@triton.jit\ndef k(x_ptr):\n    tl.store(x_ptr, " +
+                       std::string(5000, '(') + "1" + std::string(5000, ')') + ")\n");
+  const Child c = run_kiln("compile " + file + " k 'x_ptr=*i32'");
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "nested too deeply"));
+}
+
+TEST_CASE("issue 17.2: nested tl.static_range loops share one unroll budget") {
+  const std::string file = write_temp("nested_static.py", nested_static_kernel());
+  // 25^3 (+ the outer loops) is within the budget: a long chain of block
+  // additions that the lowering must not recurse through.
+  const Child fits = run_kiln("compile " + file + " k 'x_ptr=*i32' N=25 BLOCK=16 --emit ir");
+  CHECK(fits.status == 0);
+  for (const char *n : {"40", "200"}) {
+    CAPTURE(n);
+    const auto start = std::chrono::steady_clock::now();
+    const Child c = run_kiln("compile " + file + " k 'x_ptr=*i32' N=" + n + " BLOCK=16");
+    CHECK(c.status == 1);
+    CHECK(contains(c.output, "the kernel is too large"));
+    CHECK(contains(c.output, "16384 iterations in total"));
+    // Refused at once, not after unrolling millions of bodies (generous for
+    // a loaded machine: the point is seconds, not the minutes it once took).
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+  }
+}
+
+TEST_CASE("issue 17.3: a warmup line that cannot compile is that line's error; the rest compile") {
+  write_temp("long_sum.py", long_sum_kernel(20000));
+  write_temp("nested_static.py", nested_static_kernel());
+  write_temp("good.py", long_sum_kernel(3));
+  const std::string jsonl =
+      write_temp("warm.jsonl",
+                 R"({"file": "good.py", "kernel": "k", "args": {"x_ptr": "*i32", "BLOCK": 16}}
+{"file": "long_sum.py", "kernel": "k", "args": {"x_ptr": "*i32", "BLOCK": 16}}
+{"file": "nested_static.py", "kernel": "k", "args": {"x_ptr": "*i32", "N": 200, "BLOCK": 16}}
+{"file": "nested_static.py", "kernel": "k", "args": {"x_ptr": "*i32", "N": 40, "BLOCK": 16}}
+{"file": "good.py", "kernel": "k", "args": {"x_ptr": "*i32", "BLOCK": 32}}
+{"file": 7, "kernel": "k", "args": {}}
+)");
+  const Child c = run_kiln("warmup --json " + jsonl);
+  INFO(c.output);
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, R"("specs":6)"));
+  CHECK(contains(c.output, R"("compiled":2)"));
+  CHECK(contains(c.output, R"("failed":4)"));
+  CHECK(contains(c.output, R"({"line":2,"message":")"));
+  CHECK(contains(c.output, "nested too deeply"));
+  CHECK(contains(c.output, R"({"line":3,"message":")"));
+  CHECK(contains(c.output, R"({"line":4,"message":")"));
+  CHECK(contains(c.output, "the kernel is too large"));
+  // A valid JSON line with a field of the wrong type says which and what (17.9).
+  CHECK(contains(c.output, R"({"line":6,"message":"\"file\" must be a string, not a number"})"));
+}
+
+TEST_CASE("issue 17.4: grids beyond CUDA's limits are usage errors in kiln run") {
+  const std::string file = write_temp("good.py", long_sum_kernel(3));
+  for (const char *grid :
+       {"4194304,2097152,2097152", "2147483648", "1,65536", "1,1,65536", "4294967296", "-1"}) {
+    CAPTURE(grid);
+    const Child c = run_kiln("run " + file + " k --grid " + grid + " x_ptr=zeros:16:i32 BLOCK=16");
+    CHECK(c.status == 2);
+    CHECK(contains(c.output, "--grid"));
+  }
+  const Child c =
+      run_kiln("run " + file + " k --grid 4194304,2097152,2097152 x_ptr=zeros:16:i32 BLOCK=16");
+  CHECK(contains(c.output, "x at most 2147483647, y and z at most 65535"));
+}
+
+TEST_CASE("issue 17.4: Grid refuses negative and oversized axes; a launch refuses one beyond the "
+          "limits") {
+  using kiln::Grid;
+  CHECK_THROWS_WITH_AS(Grid(-1), doctest::Contains("grid axis x = -1 is negative"),
+                       kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(Grid(1, -2), doctest::Contains("grid axis y = -2 is negative"),
+                       kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(Grid(int64_t{1} << 32), doctest::Contains("does not fit in 32 bits"),
+                       kiln::ArgumentError);
+  CHECK(Grid(int64_t{7}, 2u, uint8_t{3}).size() == 42);
+  CHECK(Grid(Grid::kMaxX, Grid::kMaxYZ, Grid::kMaxYZ).within_limits());
+  CHECK(!Grid(Grid::kMaxX + 1u).within_limits());
+  CHECK(!Grid(1, Grid::kMaxYZ + 1).within_limits());
+
+  kiln::Module m = kiln::Module::from_string(long_sum_kernel(3), "grid_limits.py");
+  kiln::Kernel k = m.kernel("k");
+  int32_t out[16] = {};
+  for (Grid g : {Grid(Grid::kMaxX + 1u), Grid(1, Grid::kMaxYZ + 1), Grid(1, 1, Grid::kMaxYZ + 1)}) {
+    CAPTURE(g.x);
+    CHECK_THROWS_WITH_AS(k[g](out, kiln::arg("BLOCK", 16)),
+                         doctest::Contains("beyond what a launch takes"), kiln::ArgumentError);
+  }
+  k[Grid(1)](out, kiln::arg("BLOCK", 16));
+  CHECK(out[15] == 15 + 3);
+}
+
+namespace {
+
+std::string int32_kernel() {
+  return std::string(kHeader) + R"(@triton.jit
+def fill(x_ptr, n: tl.int32, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs * 0 + n)
+)";
+}
+
+} // namespace
+
+TEST_CASE("issue 17.7: an annotated tl.int32 given a value beyond 32 bits is an ArgumentError") {
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "int32.py");
+  kiln::Kernel k = m.kernel("fill");
+  int32_t out[16] = {};
+  CHECK_THROWS_WITH_AS(k[1](out, int64_t{1} << 32, kiln::arg("BLOCK", 16)),
+                       doctest::Contains("argument 'n' = 4294967296 is out of range for i32"),
+                       kiln::ArgumentError);
+  CHECK_THROWS_AS(k[1](out, int64_t{-1} - INT32_MAX - 1, kiln::arg("BLOCK", 16)),
+                  kiln::ArgumentError);
+  k[1](out, int64_t{INT32_MIN}, kiln::arg("BLOCK", 16));
+  CHECK(out[3] == INT32_MIN);
+  k[1](out, 5, kiln::arg("BLOCK", 16));
+  CHECK(out[3] == 5);
+}
+
+TEST_CASE("child: launch with an Arg::mock") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "mock.py");
+  kiln::Kernel k = m.kernel("fill");
+  try {
+    k[1](kiln::Arg::mock(kiln::DType::i32), 5, kiln::arg("BLOCK", 16));
+  } catch (const kiln::ArgumentError &e) {
+    std::printf("refused: %s\n", e.what());
+    return;
+  }
+  std::printf("launched\n");
+}
+
+TEST_CASE("issue 17.7: launching an Arg::mock is refused with an ArgumentError, not a segfault") {
+  const Child c = child_case("child: launch with an Arg::mock");
+  INFO(c.output);
+  CHECK(c.status == 0);
+  CHECK(contains(c.output, "refused: fill: argument 'x_ptr' is a mock tensor (Arg::mock)"));
+}
+
+TEST_CASE("issue 17.9: kiln warmup with no specializations, or a folder, is an error") {
+  const std::string empty = write_temp("empty.jsonl", "\n  \n");
+  const Child c = run_kiln("warmup " + empty);
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "has no specializations"));
+  const Child d = run_kiln("warmup " + std::filesystem::path(empty).parent_path().string());
+  CHECK(d.status == 2);
+  CHECK(contains(d.output, "is a directory"));
+}
+
+TEST_CASE("issue 17.9: kiln run refuses a kernel file that is not a regular file, or too big") {
+  const Child c = run_kiln("run /dev/zero k --grid 1");
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "not a regular file"));
+  const std::string big = write_temp("big.py", std::string(17u << 20, '#'));
+  const Child d = run_kiln("run " + big + " k --grid 1");
+  CHECK(d.status == 1);
+  CHECK(contains(d.output, "MiB are refused"));
+  std::filesystem::remove(big);
+}
+
+TEST_CASE(
+    "issue 17.9: a UTF-8 byte order mark and non-ASCII identifiers are accepted, as in Python") {
+  const std::string file = write_temp(
+      "bom.py",
+      "\xef\xbb\xbf" + std::string(kHeader) +
+          "@triton.jit\ndef k(x_ptr, BLOCK: tl.constexpr):\n    \xc3\xa9t\xc3\xa9 = "
+          "tl.arange(0, BLOCK)\n    tl.store(x_ptr + \xc3\xa9t\xc3\xa9, \xc3\xa9t\xc3\xa9)\n");
+  const Child c = run_kiln("run " + file + " k --grid 1 x_ptr=zeros:16:i32 BLOCK=16");
+  INFO(c.output);
+  CHECK(c.status == 0);
+}
+
+TEST_CASE("issue 17.9: usage errors of kiln compile exit 2: a NAME given twice, --num-warps 3") {
+  const std::string file = write_temp("good.py", long_sum_kernel(3));
+  const Child twice = run_kiln("compile " + file + " k 'x_ptr=*i32' BLOCK=16 BLOCK=32");
+  CHECK(twice.status == 2);
+  CHECK(contains(twice.output, "argument 'BLOCK' is given twice"));
+  for (const char *cmd : {"compile --num-warps 3 ", "run --grid 1 --num-warps 3 "}) {
+    CAPTURE(cmd);
+    const Child c = run_kiln(std::string(cmd) + file + " k BLOCK=16");
+    CHECK(c.status == 2);
+    CHECK(contains(c.output, "'3' is not a power of two from 1 to 32"));
   }
 }

@@ -213,6 +213,10 @@ private:
   void note_scoped_out(const Scope &inner, const std::string &why);
   Frame *frame_ = nullptr;
   int call_depth_ = 0;
+  /// Iterations of tl.static_range unrolled so far in this kernel, over all
+  /// loops: nested loops multiply, so a per-loop cap alone lets 200^3
+  /// copies of a body through (minutes and gigabytes, then a crash).
+  int64_t unrolled_ = 0;
   std::map<std::string, ir::Function *> device_functions_;
 };
 

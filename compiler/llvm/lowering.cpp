@@ -355,8 +355,10 @@ auto Lowering::lower_pure(const ir::Op &op) -> void {
   Lowered l;
   l.lazy = true;
   vals_[res] = l;
-  // Recomputing is free for cheap trees; a shared, costly one is stored once.
-  if (uses_[res] > 1 && c > 6) {
+  // Recomputing is free for cheap trees; a shared, costly one is stored
+  // once, and so is any big one: element() recurses once per level of a
+  // lazy tree, and an unrolled `acc += x` chain would be thousands deep.
+  if ((uses_[res] > 1 && c > 6) || c > kMaxLazyCost) {
     if (distributed_)
       vals_[res] = materialize_gpu(res);
     else

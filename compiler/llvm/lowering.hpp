@@ -444,6 +444,7 @@ private:
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
   // CPU: buffers beyond the stack's share live at fixed offsets of the
   // program's scratch memory (see alloc_buffer).
+  static constexpr int kMaxLazyCost = 256; ///< a lazy tree bigger than this is materialized
   static constexpr uint64_t kStackBufferMax = 16 * 1024, kStackBudget = 256 * 1024;
   llvm::Value *scratch_ = nullptr;       ///< the program's scratch memory argument
   llvm::Function *scratch_fn_ = nullptr; ///< the function `scratch_` belongs to

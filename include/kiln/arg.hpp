@@ -83,8 +83,11 @@ public:
     Arg a(nullptr);
     a.kind_ = Kind::Pointer;
     a.dtype_ = t;
+    a.count_ = kMockMark;
     return a;
   }
+  /// An Arg::mock, which a launch refuses.
+  bool is_mock() const { return kind_ == Kind::Pointer && count_ == kMockMark; }
 
   Kind kind() const { return kind_; }
   DType dtype() const { return dtype_; }
@@ -102,6 +105,7 @@ public:
 private:
   friend Arg arg(const char *name, Arg value);
 
+  static constexpr uint16_t kMockMark = 1; ///< in count_ of a Pointer: Arg::mock
   Kind kind_ = Kind::None;
   DType dtype_ = DType::i64;
   uint16_t count_ = 0; ///< Tuple: the number of elements
