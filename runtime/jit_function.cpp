@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <thread>
 
 #include "compiler/compile.hpp"
 #include "compiler/support/sha256.hpp"
@@ -451,8 +452,6 @@ void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &
 
 // ---- compile on a miss ----
 
-namespace {
-
 /// Everything one compile needs, owned, so that it can run on a pool thread
 /// after the launch that asked for it has returned.
 struct CompileJob {
@@ -463,6 +462,7 @@ struct CompileJob {
   Driver *driver = nullptr;
   int device = 0;
   bool warmup = false;
+  bool keep_stages = false; ///< the loaded kernel keeps its stage texts
 
   // The stages, in order: tile IR, LLVM IR + O3, code generation, loading
   // on the device. The async pool runs each as a node of its task graph.
@@ -492,6 +492,11 @@ struct CompileJob {
       throw ArgumentError(request.function->name + " takes " + std::to_string(lk->slots.size()) +
                           " launch arguments with its tuples unpacked; kiln supports at most " +
                           std::to_string(kMaxParams));
+    if (!keep_stages) {
+      // The memory cache keeps what launches need (issue 17.5): the stage
+      // texts are tens of KB per specialization; the assembler's log is kept.
+      std::erase_if(lk->compiled.stages, [](const auto &s) { return s.first != "cubin_log"; });
+    }
     lk->used_globals.assign(out.used_globals.begin(), out.used_globals.end());
     lk->globals_version.store(globals_version, std::memory_order_relaxed);
     loaded = std::move(lk);
@@ -505,16 +510,23 @@ struct CompileJob {
   }
 };
 
+namespace {
+
 /// Publishes a compiled kernel into its entry; the caller holds the entry's lock.
-LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk, const CompileJob &job) {
+LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk) {
   LoadedKernel *raw = lk.get();
   entry.owned = std::move(lk);
   entry.ready.store(raw, std::memory_order_release);
+  return raw;
+}
+
+/// The post-compile hook, called without the entry's lock: a hook may
+/// launch or warm kernels, this one included.
+void post_compile(const CompileJob &job, const LoadedKernel *k) {
   const Hooks &hooks = Context::get().hooks();
   if (hooks.jit_post_compile_hook)
-    hooks.jit_post_compile_hook(
-        CompileEvent{job.request.function->name, job.key, job.repr, job.data, &raw->compiled, job.warmup});
-  return raw;
+    hooks.jit_post_compile_hook(CompileEvent{job.request.function->name, job.key, job.repr,
+                                             job.data, &k->compiled, job.warmup});
 }
 
 } // namespace
@@ -524,8 +536,14 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
   AsyncCompileMode *mode = AsyncCompileMode::active();
   FutureKernel future;
-  {
-    std::unique_lock lock(entry->compile_mutex);
+  bool foreign = false; // the compile in flight was started by another launch
+  // Hooks run without the entry's lock (a jit_cache_hook may warm this very
+  // key), so the job is prepared first and the entry checked again after;
+  // meanwhile other threads wait for this one's outcome.
+  const std::thread::id me = std::this_thread::get_id();
+  std::shared_ptr<CompileJob> job;
+  std::unique_lock lock(entry->compile_mutex);
+  for (;;) {
     // Another thread may have compiled this key while we waited.
     if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
       source = BinarySource::memory;
@@ -534,66 +552,116 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
     if (entry->future.valid()) {
       source = BinarySource::memory; // someone else's compile, in flight
       future = entry->future;
-    } else {
-      auto job = std::make_shared<CompileJob>();
-      job->request = make_request(b, dc.target);
-      compiler::CompileRequest &req = job->request;
-      job->globals_version = module_->globals_version();
-      job->globals = module_->globals();
-      job->driver = dc.driver;
-      job->device = dc.device.index;
-      job->warmup = warmup;
-
-      const std::string spec_str = compiler::specialization_str(info_, req.params);
-      // The globals may have changed since cache_key() was first computed.
-      job->key = compile_key(function_cache_key(info_, job->globals), spec_str, b.options, dc.target);
-      const Hooks &hooks = Context::get().hooks();
-      if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
-        job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
-        job->data = specialization_data(*this, req.params, b.options, job->key).dump();
-      }
-      if (hooks.jit_cache_hook &&
-          hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr, job->data, nullptr, warmup}))
-        return nullptr;
-      source = BinarySource::compiled;
-      if (!mode) // synchronous: compile here, under the entry's lock
-        return publish(*entry, job->run(), *job);
-
-      // The placeholder goes into the entry at once, so a second launch of
-      // this key waits on this compile instead of starting another.
-      // The job may outlive this launch: keep the module (and so this
-      // function and its cache entry) alive until it is finalized.
-      auto self = module_->shared_from_this();
-      // The scope de-duplicates by this key: it names the entry too, since
-      // two Modules of one file share compile keys but not cache entries.
-      const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
-      entry->future = mode->submit(
-          submit_key,
-          [job] {
-            std::vector<AsyncCompileMode::StageFn> stages;
-            for (int i = 0; i < CompileJob::kStages; ++i)
-              stages.push_back([job, i] { job->stage(i); });
-            return stages;
-          }(),
-          [job] { return std::static_pointer_cast<void>(std::move(job->loaded)); },
-          [self, entry, job](std::shared_ptr<void> result, std::exception_ptr error) -> const CompiledKernel * {
-            std::lock_guard l(entry->compile_mutex);
-            entry->future = FutureKernel(); // on failure the next launch retries
-            if (error)
-              return nullptr;
-            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)->compiled;
-          });
-      future = entry->future;
+      foreign = true;
+      break;
     }
+    if (entry->preparing != std::thread::id() && entry->preparing != me) {
+      entry->prepared.wait(lock);
+      continue;
+    }
+    if (job) {
+      source = BinarySource::compiled;
+      if (!mode) { // synchronous: compile here, under the entry's lock
+        LoadedKernel *k = publish(*entry, job->run());
+        lock.unlock();
+        post_compile(*job, k);
+        return k;
+      }
+      future = entry->future = submit(*entry, *mode, job);
+      break;
+    }
+    const bool outermost = entry->preparing == std::thread::id();
+    entry->preparing = me;
+    struct Done { // on every way out, hand the key back to the waiters
+      CacheEntry *e;
+      std::unique_lock<std::mutex> &lock;
+      bool outermost;
+      ~Done() {
+        if (!lock.owns_lock())
+          lock.lock();
+        if (outermost) {
+          e->preparing = std::thread::id();
+          e->prepared.notify_all();
+        }
+      }
+    } done{entry, lock, outermost};
+    lock.unlock();
+    job = prepare_job(b, dc, warmup);
+    const Hooks &hooks = Context::get().hooks();
+    if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
+                                                                  job->data, nullptr, warmup}))
+      return nullptr;
   }
-  // A warmup inside a scope never blocks.
+  lock.unlock();
+  // A warmup inside a scope never blocks. The scope also waits for (and
+  // reports) a compile another scope started for this key.
   if (warmup && mode) {
+    if (foreign)
+      mode->adopt(future);
     pending = future;
     return nullptr;
   }
   if (!future.result()) // errors ignored by the scope; a launch cannot go on without its kernel
     std::rethrow_exception(future.error());
   return entry->ready.load(std::memory_order_acquire);
+}
+
+std::shared_ptr<CompileJob> JitFunction::prepare_job(const Bound &b, DeviceCache &dc,
+                                                     bool warmup) const {
+  auto job = std::make_shared<CompileJob>();
+  job->request = make_request(b, dc.target);
+  compiler::CompileRequest &req = job->request;
+  job->globals_version = module_->globals_version();
+  job->globals = module_->globals();
+  job->driver = dc.driver;
+  job->device = dc.device.index;
+  job->warmup = warmup;
+  job->keep_stages = Context::get().knobs().keep_stages;
+
+  const std::string spec_str = compiler::specialization_str(info_, req.params);
+  // The globals may have changed since cache_key() was first computed.
+  job->key = compile_key(function_cache_key(info_, job->globals), spec_str, b.options, dc.target);
+  const Hooks &hooks = Context::get().hooks();
+  if (hooks.jit_cache_hook || hooks.jit_post_compile_hook) {
+    job->repr = info_.name + "[" + b.options.str() + "]" + spec_str;
+    job->data = specialization_data(*this, req.params, b.options, job->key).dump();
+  }
+  return job;
+}
+
+FutureKernel JitFunction::submit(CacheEntry &entry, AsyncCompileMode &mode,
+                                 const std::shared_ptr<CompileJob> &job) {
+  // The placeholder goes into the entry at once (the caller stores it), so
+  // a second launch of this key waits on this compile instead of starting
+  // another. The job may outlive this launch: keep the module (and so this
+  // function and its cache entry) alive until it is finalized.
+  auto self = module_->shared_from_this();
+  CacheEntry *e = &entry;
+  // The scope de-duplicates by this key: it names the entry too, since
+  // two Modules of one file share compile keys but not cache entries.
+  const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(e));
+  return mode.submit(
+      submit_key,
+      [job] {
+        std::vector<AsyncCompileMode::StageFn> stages;
+        for (int i = 0; i < CompileJob::kStages; ++i)
+          stages.push_back([job, i] { job->stage(i); });
+        return stages;
+      }(),
+      [job] { return std::static_pointer_cast<void>(std::move(job->loaded)); },
+      [self, e, job](std::shared_ptr<void> result,
+                     std::exception_ptr error) -> const CompiledKernel * {
+        LoadedKernel *k = nullptr;
+        {
+          std::lock_guard l(e->compile_mutex);
+          e->future = FutureKernel(); // on failure the next launch retries
+          if (error)
+            return nullptr;
+          k = publish(*e, std::static_pointer_cast<LoadedKernel>(std::move(result)));
+        }
+        post_compile(*job, k);
+        return &k->compiled;
+      });
 }
 
 compiler::CompileRequest JitFunction::make_request(const Bound &b, const compiler::Target &target) const {

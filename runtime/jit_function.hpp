@@ -24,6 +24,7 @@ namespace kiln::runtime {
 class ModuleState;
 class Driver;
 class Autotuner;
+struct CompileJob;
 
 /// A constexpr value as a launch argument; nullopt for functions.
 std::optional<Arg> arg_from_const(const frontend::ConstValue &c);
@@ -104,6 +105,12 @@ private:
   void specialize(const Bound &b, SpecKey &key) const;
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
+  /// A compile of the bound arguments, ready to run (its key, and what the
+  /// hooks see when there are hooks).
+  std::shared_ptr<CompileJob> prepare_job(const Bound &b, DeviceCache &dc, bool warmup) const;
+  /// Sends `job` to the scope's pool; its finalizer publishes into `entry`.
+  FutureKernel submit(CacheEntry &entry, AsyncCompileMode &mode,
+                      const std::shared_ptr<CompileJob> &job);
   void call_pre_run_hooks(const Bound &b) const;
   /// The compile request for bound arguments, minus the globals (the caller
   /// snapshots them). Throws ArgumentError for what no compile accepts.

@@ -61,6 +61,7 @@ Knobs Knobs::from_env() {
   if (const char *d = env("KILN_DUMP_DIR"))
     k.dump_dir = d;
   k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
+  k.keep_stages = env_bool("KILN_KEEP_STAGES");
   k.print_autotuning = env_bool("KILN_PRINT_AUTOTUNING");
   if (const char *p = env("KILN_PATH")) {
     std::string_view rest = p;

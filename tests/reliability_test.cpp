@@ -14,8 +14,13 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <kiln/kiln.hpp>
+
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
 
 namespace {
 
@@ -45,9 +50,10 @@ Child run_kiln(const std::string &args) {
 
 /// Runs the test case `name` of this binary in a child process, with
 /// KILN_RELIABILITY_CHILD set so that its body runs (see in_child()).
-Child child_case(const std::string &name) {
-  return shell("env KILN_RELIABILITY_CHILD=1 /proc/" + std::to_string(::getpid()) + "/exe -tc='" +
-               name + "'");
+/// `env` adds VAR=VALUE words to the child's environment.
+Child child_case(const std::string &name, const std::string &env = "") {
+  return shell("env KILN_RELIABILITY_CHILD=1 " + env + " /proc/" + std::to_string(::getpid()) +
+               "/exe -tc='" + name + "'");
 }
 
 /// Whether this process is a child_case(): test cases named "child: ..."
@@ -353,10 +359,117 @@ TEST_CASE("issue 17.9: usage errors of kiln compile exit 2: a NAME given twice, 
   const Child twice = run_kiln("compile " + file + " k 'x_ptr=*i32' BLOCK=16 BLOCK=32");
   CHECK(twice.status == 2);
   CHECK(contains(twice.output, "argument 'BLOCK' is given twice"));
+  const Child spec = run_kiln("compile " + file + " k 'x_ptr=*fp33' BLOCK=16");
+  CHECK(spec.status == 2);
+  CHECK(contains(spec.output, "'*fp33' is not a specialization"));
   for (const char *cmd : {"compile --num-warps 3 ", "run --grid 1 --num-warps 3 "}) {
     CAPTURE(cmd);
     const Child c = run_kiln(std::string(cmd) + file + " k BLOCK=16");
     CHECK(c.status == 2);
     CHECK(contains(c.output, "'3' is not a power of two from 1 to 32"));
   }
+}
+
+namespace {
+
+/// A kernel that fails to compile only for N == 1 (a static_assert), so one
+/// file gives both failing and good keys.
+std::string failing_kernel() {
+  return std::string(kHeader) + R"(@triton.jit
+def f(x_ptr, N: tl.constexpr):
+    tl.static_assert(N != 1, "N must not be 1")
+    tl.store(x_ptr, N)
+)";
+}
+
+} // namespace
+
+TEST_CASE("child: a jit_cache_hook that warms the same key") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "hook.py");
+  kiln::Kernel k = m.kernel("fill");
+  int32_t out[16] = {};
+  int calls = 0;
+  kiln::hooks().jit_cache_hook = [&](const kiln::CompileEvent &) {
+    if (++calls == 1)
+      k.warmup_with(out, 7, kiln::arg("BLOCK", 16));
+    return false;
+  };
+  k[1](out, 7, kiln::arg("BLOCK", 16));
+  kiln::hooks().jit_cache_hook = nullptr;
+  std::printf("done: out[3] = %d, hook calls %d\n", out[3], calls);
+}
+
+TEST_CASE("issue 17.6: a jit_cache_hook that warms the key it is asked about does not deadlock") {
+  const Child c = child_case("child: a jit_cache_hook that warms the same key");
+  INFO(c.output);
+  CHECK(c.status == 0);
+  CHECK(contains(c.output, "done: out[3] = 7, hook calls 2"));
+}
+
+TEST_CASE("issue 17.6: a scope that asks for a key another scope is compiling sees its failure") {
+  kiln::Module m = kiln::Module::from_string(failing_kernel(), "shared_failure.py");
+  kiln::Kernel k = m.kernel("f");
+  int32_t out[1] = {};
+  kiln::AsyncCompileMode first;
+  k.warmup_with(out, kiln::arg("N", 1)); // queued in the first scope
+  std::string second_error;
+  std::thread([&] {
+    try {
+      kiln::AsyncCompileMode second;
+      k.warmup_with(out, kiln::arg("N", 1)); // the same key, in flight in the first scope
+    } catch (const kiln::Error &e) {
+      second_error = e.what();
+    }
+  }).join();
+  CHECK(contains(second_error, "N must not be 1"));
+  CHECK_THROWS_WITH_AS(first.finish(), doctest::Contains("N must not be 1"),
+                       kiln::AsyncCompileError);
+}
+
+TEST_CASE("issue 17.5: failed launches in a long-lived scope do not pile up") {
+  kiln::Module m = kiln::Module::from_string(failing_kernel(), "scope_failures.py");
+  kiln::Kernel k = m.kernel("f");
+  int32_t out[1] = {};
+  kiln::AsyncCompileMode mode(kiln::AsyncCompileMode::Config{1, /*ignore_errors=*/true});
+  for (int i = 0; i < 50; ++i)
+    CHECK_THROWS_AS(k[1](out, kiln::arg("N", 1)), kiln::Error);
+  // Each failure was seen by its launch; the scope holds on to at most the
+  // last two (a worker queues a job as completed just after it is done).
+  CHECK(mode.outstanding() <= 2);
+  k[1](out, kiln::arg("N", 3));
+  CHECK(out[0] == 3);
+}
+
+TEST_CASE("issue 17.5: the memory cache keeps binaries and metadata, stage texts only on request") {
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "stages.py");
+  kiln::Kernel k = m.kernel("fill");
+  int32_t out[16] = {};
+  const kiln::LaunchResult r = k[1](out, 9, kiln::arg("BLOCK", 16));
+  REQUIRE(r.kernel);
+  CHECK(!r.kernel->binary.empty());
+  CHECK(!r.kernel->params.empty());
+  CHECK(r.kernel->stages.count("llir") == 0);
+  CHECK(r.kernel->stages.count("ir") == 0);
+  // compile_only (kiln compile) still has every stage.
+  const int32_t *p = out;
+  const kiln::CompiledKernel c = k.impl()->compile_only(
+      std::vector<kiln::Arg>{p, 9, kiln::arg("BLOCK", 16)}, kiln::compiler::Target::host());
+  CHECK(c.stages.count("llir") == 1);
+}
+
+TEST_CASE("child: KILN_KEEP_STAGES=1 keeps stage texts") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "keep.py");
+  int32_t out[16] = {};
+  const kiln::LaunchResult r = m.kernel("fill")[1](out, 9, kiln::arg("BLOCK", 16));
+  std::printf("llir kept: %d\n", static_cast<int>(r.kernel->stages.count("llir")));
+}
+
+TEST_CASE("issue 17.5: KILN_KEEP_STAGES=1 keeps the stage texts in memory") {
+  const Child c = child_case("child: KILN_KEEP_STAGES=1 keeps stage texts", "KILN_KEEP_STAGES=1");
+  INFO(c.output);
+  CHECK(contains(c.output, "llir kept: 1"));
 }

@@ -94,7 +94,13 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
   Kernel kernel = module.kernel(o.kernel);
   std::deque<std::string> names;
   std::vector<Kernel> functions;
-  std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+  std::vector<Arg> args;
+  try {
+    args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+  } catch (const ArgumentError &e) {
+    throw UsageError(
+        e.what()); // a NAME=SPEC word of the command line (exit 2, as kiln run's VALUEs)
+  }
   nlohmann::json options = nlohmann::json::object();
   if (o.num_warps)
     options["num_warps"] = o.num_warps;
