@@ -473,3 +473,34 @@ TEST_CASE("issue 17.5: KILN_KEEP_STAGES=1 keeps the stage texts in memory") {
   INFO(c.output);
   CHECK(contains(c.output, "llir kept: 1"));
 }
+
+namespace {
+
+long rss_kb() {
+  std::ifstream in("/proc/self/statm");
+  long pages = 0, resident = 0;
+  in >> pages >> resident;
+  return resident * (::sysconf(_SC_PAGESIZE) / 1024);
+}
+
+} // namespace
+
+// A measurement rather than a test (it takes a while): with
+// KILN_RELIABILITY_CHILD=1 and -tc='child: resident memory...' it prints the
+// resident set every 5,000 of 40,000 failing launches in one scope.
+TEST_CASE("child: resident memory over failing launches in a scope") {
+  if (!in_child() || !std::getenv("KILN_RSS_PROBE"))
+    return;
+  kiln::Module m = kiln::Module::from_string(failing_kernel(), "rss.py");
+  kiln::Kernel k = m.kernel("f");
+  int32_t out[1] = {};
+  kiln::AsyncCompileMode mode(kiln::AsyncCompileMode::Config{2, /*ignore_errors=*/true});
+  for (int i = 1; i <= 40000; ++i) {
+    try {
+      k[1](out, kiln::arg("N", 1));
+    } catch (const kiln::Error &) {
+    }
+    if (i % 5000 == 0)
+      std::printf("%d failures: %ld KB resident\n", i, rss_kb());
+  }
+}
