@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -56,6 +58,15 @@ Child child_case(const std::string &name, const std::string &env = "") {
                "/exe -tc='" + name + "'");
 }
 
+/// Runs child_case(name, env) and checks that it exits 0 printing `expected`.
+void check_child(const std::string &name, const std::string &expected,
+                 const std::string &env = "") {
+  const Child c = child_case(name, env);
+  INFO(c.output);
+  CHECK(c.status == 0);
+  CHECK(c.output.find(expected) != std::string::npos);
+}
+
 /// Whether this process is a child_case(): test cases named "child: ..."
 /// do their dangerous part only there.
 bool in_child() {
@@ -92,20 +103,9 @@ TEST_CASE(
 }
 
 TEST_CASE("issue 17.1: a 1024x1024 block runs, on one program and on several") {
-  const std::string file = write_temp("big2d.py", R"(import triton
-import triton.language as tl
-
-
-@triton.jit
-def add_row_sums(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr):
-    pid = tl.program_id(0)
-    rows = tl.arange(0, R)[:, None]
-    cols = tl.arange(0, C)[None, :]
-    x = tl.load(x_ptr + pid * R * C + rows * C + cols)
-    y = x + 1.0 + tl.sum(x, axis=1)[:, None]
-    tl.store(out_ptr + pid * R * C + rows * C + cols, y)
-)");
-  const std::string out = std::filesystem::path(file).parent_path() / "out.npy";
+  // The kernel of the text test that checks where its buffers live.
+  const std::string file = KILN_SOURCE_DIR "/tests/lit/big_blocks.py";
+  const std::string out = write_temp("out.npy", "");
   for (const char *grid : {"1", "3"}) {
     CAPTURE(grid);
     const Child c = run_kiln(
@@ -315,10 +315,8 @@ TEST_CASE("child: launch with an Arg::mock") {
 }
 
 TEST_CASE("issue 17.7: launching an Arg::mock is refused with an ArgumentError, not a segfault") {
-  const Child c = child_case("child: launch with an Arg::mock");
-  INFO(c.output);
-  CHECK(c.status == 0);
-  CHECK(contains(c.output, "refused: fill: argument 'x_ptr' is a mock tensor (Arg::mock)"));
+  check_child("child: launch with an Arg::mock",
+              "refused: fill: argument 'x_ptr' is a mock tensor (Arg::mock)");
 }
 
 TEST_CASE("issue 17.9: kiln warmup with no specializations, or a folder, is an error") {
@@ -402,10 +400,7 @@ TEST_CASE("child: a jit_cache_hook that warms the same key") {
 }
 
 TEST_CASE("issue 17.6: a jit_cache_hook that warms the key it is asked about does not deadlock") {
-  const Child c = child_case("child: a jit_cache_hook that warms the same key");
-  INFO(c.output);
-  CHECK(c.status == 0);
-  CHECK(contains(c.output, "done: out[3] = 7, hook calls 2"));
+  check_child("child: a jit_cache_hook that warms the same key", "done: out[3] = 7, hook calls 2");
 }
 
 TEST_CASE("issue 17.6: a scope that asks for a key another scope is compiling sees its failure") {
@@ -469,9 +464,7 @@ TEST_CASE("child: KILN_KEEP_STAGES=1 keeps stage texts") {
 }
 
 TEST_CASE("issue 17.5: KILN_KEEP_STAGES=1 keeps the stage texts in memory") {
-  const Child c = child_case("child: KILN_KEEP_STAGES=1 keeps stage texts", "KILN_KEEP_STAGES=1");
-  INFO(c.output);
-  CHECK(contains(c.output, "llir kept: 1"));
+  check_child("child: KILN_KEEP_STAGES=1 keeps stage texts", "llir kept: 1", "KILN_KEEP_STAGES=1");
 }
 
 namespace {
@@ -503,4 +496,106 @@ TEST_CASE("child: resident memory over failing launches in a scope") {
     if (i % 5000 == 0)
       std::printf("%d failures: %ld KB resident\n", i, rss_kb());
   }
+}
+
+// A measurement rather than a test: with KILN_RELIABILITY_CHILD=1,
+// KILN_STRESS_SECONDS=S and -tc='child: stress...' it runs 16 threads for S
+// seconds of launches and warmups, sync and in async scopes, of good and
+// failing specializations, with hooks (one re-entrant) and fresh modules, and
+// prints counts and the resident set along the way.
+TEST_CASE("child: stress of 16 threads over sync and async scopes, failing specs and hooks") {
+  const char *seconds = std::getenv("KILN_STRESS_SECONDS");
+  if (!in_child() || !seconds)
+    return;
+  std::atomic<long> launches{0}, failures{0}, wrong{0}, hook_calls{0}, compiles{0}, scopes{0};
+  // Set around some launches: the cache hook then warms that same key
+  // from inside itself (re-entrant, once).
+  thread_local std::function<void()> reenter;
+  kiln::hooks().jit_cache_hook = [&](const kiln::CompileEvent &) {
+    ++hook_calls;
+    if (auto f = std::exchange(reenter, nullptr))
+      f();
+    return false;
+  };
+  kiln::hooks().jit_post_compile_hook = [&](const kiln::CompileEvent &) { ++compiles; };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(std::atoi(seconds));
+  std::atomic<bool> stop{false};
+  std::thread monitor([&] {
+    for (int t = 0; !stop; ++t) {
+      if (t % 20 == 0)
+        std::printf("t=%ds launches %ld failures %ld compiles %ld rss %ld KB\n", t / 2,
+                    launches.load(), failures.load(), compiles.load(), rss_kb());
+      std::fflush(stdout);
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      uint64_t rng = 0x9e3779b97f4a7c15ull * (t + 1);
+      auto next = [&] {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+      };
+      kiln::Module shared =
+          kiln::Module::from_string(int32_kernel() + "\n\n" + failing_kernel(), "stress.py");
+      for (long i = 0; std::chrono::steady_clock::now() < end; ++i) {
+        // Every so often a fresh module: new cache entries, new compiles.
+        kiln::Module m = next() % 8 == 0
+                             ? kiln::Module::from_string(int32_kernel() + "\n\n" + failing_kernel(),
+                                                         "stress" + std::to_string(i % 3) + ".py")
+                             : shared;
+        kiln::Kernel fill = m.kernel("fill"), bad = m.kernel("f");
+        const int block = 16 << (next() % 4);
+        const int n = static_cast<int>(next() % 1000);
+        const int failing_n = static_cast<int>(next() % 3); // 1 fails
+        int32_t out[128] = {};
+        auto one = [&] {
+          try {
+            fill[1](out, n, kiln::arg("BLOCK", block));
+            if (out[block - 1] != n)
+              ++wrong;
+            ++launches;
+            int32_t o[1] = {};
+            bad[1](o, kiln::arg("N", failing_n));
+            ++launches;
+          } catch (const kiln::Error &) {
+            ++failures;
+          }
+        };
+        switch (next() % 3) {
+        case 0:
+          one();
+          break;
+        case 1: {
+          try {
+            kiln::AsyncCompileMode mode(kiln::AsyncCompileMode::Config{2, next() % 2 == 0});
+            ++scopes;
+            fill.warmup_with(out, n, kiln::arg("BLOCK", block * 2 > 128 ? 16 : block * 2));
+            bad.warmup_with(out, kiln::arg("N", failing_n));
+            one();
+          } catch (const kiln::Error &) {
+            ++failures;
+          }
+          break;
+        }
+        default:
+          reenter = [&] { fill.warmup_with(out, n, kiln::arg("BLOCK", block)); };
+          one();
+          reenter = nullptr;
+        }
+      }
+    });
+  for (auto &th : threads)
+    th.join();
+  stop = true;
+  monitor.join();
+  kiln::hooks().jit_cache_hook = nullptr;
+  kiln::hooks().jit_post_compile_hook = nullptr;
+  std::printf("done: launches %ld failures %ld wrong %ld compiles %ld hook calls %ld scopes %ld "
+              "rss %ld KB\n",
+              launches.load(), failures.load(), wrong.load(), compiles.load(), hook_calls.load(),
+              scopes.load(), rss_kb());
 }
