@@ -45,12 +45,18 @@ void *thread_scratch(uint64_t bytes) {
   return s.p.get();
 }
 
-/// Where a failed device_assert leaves its message (see lower_tile_ir.hpp).
+/// Where a failed device_assert or, in debug mode, an out-of-bounds access
+/// leaves its message (see lower_tile_ir.hpp).
 struct AssertRecord {
   std::atomic<int32_t> failed{0};
+  int32_t out_of_bounds = 0; ///< 1: an access outside its tensor (offset, extent say where)
   const char *message = nullptr;
+  int64_t offset = 0, extent = 0;
+  const int64_t *extents = nullptr; ///< each argument's tensor size in bytes, -1 unknown (debug)
 };
-static_assert(offsetof(AssertRecord, message) == 8);
+static_assert(offsetof(AssertRecord, out_of_bounds) == 4 && offsetof(AssertRecord, message) == 8 &&
+              offsetof(AssertRecord, offset) == 16 && offsetof(AssertRecord, extent) == 24 &&
+              offsetof(AssertRecord, extents) == 32);
 
 } // namespace
 
@@ -75,6 +81,7 @@ void CpuDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream) {
   void *packed[kMaxParams + 1];
   std::memcpy(packed, args, cb.params * sizeof(void *));
   packed[cb.params] = &record;
+  record.extents = static_cast<const int64_t *>(args[cb.params]);
   const uint32_t g[3] = {grid.x, grid.y, grid.z};
   const uint64_t n = grid.size();
   if (n == 1) {
@@ -86,8 +93,13 @@ void CpuDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream) {
                         entry(packed, g, r.begin(), r.end(), thread_scratch(cb.scratch_bytes));
                       });
   }
-  if (record.failed.load(std::memory_order_acquire))
+  if (record.failed.load(std::memory_order_acquire)) {
+    if (record.out_of_bounds)
+      throw RuntimeError(std::string(record.message) + ": byte offset " +
+                         std::to_string(record.offset) + " of a tensor of " +
+                         std::to_string(record.extent) + " bytes");
     throw RuntimeError(std::string("device assertion failed at ") + record.message);
+  }
 }
 
 } // namespace kiln::runtime

@@ -755,7 +755,8 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     call_pre_run_hooks(b);
 
   uint64_t storage[kMaxParams];
-  void *ptrs[kMaxParams];
+  void *ptrs[kMaxParams + 1];
+  int64_t extents[kMaxParams]; // debug: each pointer's tensor size, after the arguments
   for (size_t s = 0; s < k->slots.size(); ++s) {
     const PackSlot slot = k->slots[s];
     const Arg &a = slot.leaf == PackSlot::kWhole ? *b.args[slot.param] : tuple_leaf(*b.args[slot.param], slot.leaf);
@@ -811,7 +812,9 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     }
     }
     ptrs[s] = dst;
+    extents[s] = slot.kind == PackKind::Pointer ? a.extent() : -1;
   }
+  ptrs[k->slots.size()] = extents;
   if (spec.dispatch_only) {
     // Keep the packed arguments observable so the benchmark measures them.
     asm volatile("" : : "r"(ptrs) : "memory");

@@ -599,3 +599,44 @@ TEST_CASE("child: stress of 16 threads over sync and async scopes, failing specs
               launches.load(), failures.load(), wrong.load(), compiles.load(), hook_calls.load(),
               scopes.load(), rss_kb());
 }
+
+TEST_CASE("issue 17.8: in debug mode an out-of-bounds store is an error naming kernel, line, "
+          "argument, offset") {
+  const std::string file = write_temp("oob.py", std::string(kHeader) + R"(@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0)
+    tl.store(x_ptr + offs, x + 1)
+)");
+  const Child c = run_kiln("run --debug " + file + " k --grid 1 x_ptr=zeros:16:i32 n=16 BLOCK=64");
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "out-of-bounds store in kernel 'k' at line 9 through argument 'x_ptr': "
+                           "byte offset 64 of a tensor "
+                           "of 64 bytes"));
+  // Masked accesses are checked only where the mask holds.
+  const Child ok = run_kiln("run --debug " + file + " k --grid 1 x_ptr=zeros:64:i32 n=16 BLOCK=64");
+  INFO(ok.output);
+  CHECK(ok.status == 0);
+  // The first failure is the one reported: here the load, before the store.
+  const Child load =
+      run_kiln("run --debug " + file + " k --grid 1 x_ptr=zeros:32:i32 n=64 BLOCK=64");
+  CHECK(load.status == 1);
+  CHECK(contains(load.output,
+                 "out-of-bounds load in kernel 'k' at line 8 through argument 'x_ptr': byte offset "
+                 "128 of a tensor of 128 bytes"));
+}
+
+TEST_CASE("issue 17.8: a kiln::Tensor's size bounds a debug launch's accesses; without a shape "
+          "nothing is checked") {
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "oob_api.py");
+  kiln::Kernel k = m.kernel("fill");
+  int32_t out[64] = {};
+  CHECK_THROWS_WITH_AS(
+      k[1](kiln::Tensor(out, {16}), 5, kiln::arg("BLOCK", 32), kiln::arg("debug", true)),
+      doctest::Contains("out-of-bounds store in kernel 'fill'"), kiln::RuntimeError);
+  CHECK(out[16] == 0); // the access outside was not made
+  k[1](kiln::Tensor(out, {32}), 5, kiln::arg("BLOCK", 32), kiln::arg("debug", true));
+  CHECK(out[31] == 5);
+  k[1](out, 6, kiln::arg("BLOCK", 64), kiln::arg("debug", true)); // a raw pointer: size unknown
+  CHECK(out[63] == 6);
+}

@@ -85,6 +85,9 @@ auto CpuTarget::define_program(const ir::Function &k) -> llvm::Function * {
   }
   l_.assert_record_ = b_.CreateLoad(
       b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), args, k.body.args.size()));
+  if (l_.opts_.debug)
+    l_.extents_ = b_.CreateLoad(
+        b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), l_.assert_record_, 32));
   l_.lower_ops(k.body, false);
   return fn;
 }

@@ -13,8 +13,11 @@
 // void *scratch)` runs the programs with linear ids in [begin, end), so the
 // driver can hand chunks of the grid to oneTBB. `args[i]` points at the i-th runtime
 // parameter's value, as cuLaunchKernel's kernelParams do; args[n] (after the
-// n parameters) points at a {int32 failed; const char *message} record that
-// a failed device_assert fills (debug builds). A block is a
+// n parameters) points at a {int32 failed; int32 out_of_bounds; const char
+// *message; int64 offset, extent; const int64 *extents} record that a failed
+// device_assert fills (debug builds), or, in debug builds, a load or store
+// outside the tensor its pointer parameter came from (extents[i]: the size
+// of parameter i's tensor in bytes, -1 when the launch does not know it). A block is a
 // row-major array: in the program's stack frame when small, else at a fixed
 // offset of `scratch` (LoweringResult::scratch_bytes per program, 64-byte
 // aligned, owned by the calling worker thread and reused by its programs);
