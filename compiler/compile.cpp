@@ -182,6 +182,7 @@ void Compilation::optimize() {
   s.gen.reset(); // the tile IR is done with
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;
+  k.scratch_bytes = lowered.scratch_bytes;
   if (s.gpu())
     k.stages["ir"] = std::move(lowered.ir_with_layouts);
   llvmgen::prepare_module(*s.mod, *s.tm);

@@ -2,6 +2,10 @@
 
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <string>
+
+#include "kiln/error.hpp"
 
 namespace kiln::runtime {
 
@@ -16,14 +20,17 @@ PackKind pack_kind(const ParamSpec &s) {
   case DType::i1:
     return PackKind::Bool;
   case DType::i8:
-  case DType::u8:
     return PackKind::I8;
+  case DType::u8:
+    return PackKind::U8;
   case DType::i16:
-  case DType::u16:
     return PackKind::I16;
+  case DType::u16:
+    return PackKind::U16;
   case DType::i32:
-  case DType::u32:
     return PackKind::I32;
+  case DType::u32:
+    return PackKind::U32;
   case DType::i64:
   case DType::u64:
     return PackKind::I64;
@@ -82,10 +89,29 @@ int64_t int_value(const Arg &a) {
   return a.kind() == Arg::Kind::Bool ? a.as_bool() : a.as_int();
 }
 
+/// The value of an argument packed into an integer of `dt`'s width, which
+/// must hold it: an annotated `n: tl.int32` given 2**32 would otherwise
+/// wrap silently to 0.
+template <class T>
+T packed_int(const Arg &a, DType dt, const std::string &kernel, const KernelParam &p) {
+  const int64_t v = int_value(a);
+  if (v < std::numeric_limits<T>::min() || v > std::numeric_limits<T>::max()) [[unlikely]]
+    throw ArgumentError(kernel + ": argument '" + p.name + "' = " + std::to_string(v) +
+                        " is out of range for " + std::string(dtype_name(dt)) + " (" +
+                        std::to_string(std::numeric_limits<T>::min()) + " to " +
+                        std::to_string(std::numeric_limits<T>::max()) + ")");
+  return static_cast<T>(v);
+}
+
+template <class T> void put(void *dst, T v) {
+  std::memcpy(dst, &v, sizeof v);
+}
+
 } // namespace
 
 void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint64_t *storage,
-               void **ptrs) {
+               void **ptrs, int64_t *extents, const std::string &kernel,
+               std::span<const KernelParam> params) {
   for (size_t s = 0; s < slots.size(); ++s) {
     const PackSlot slot = slots[s];
     const Arg &a = slot.leaf == PackSlot::kWhole ? *args[slot.param]
@@ -94,25 +120,32 @@ void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint6
     const bool f = a.kind() == Arg::Kind::Float;
     switch (slot.kind) {
     case PackKind::Pointer: {
+      if (a.is_mock()) [[unlikely]]
+        throw ArgumentError(kernel + ": argument '" + params[slot.param].name +
+                            "' is a mock tensor (Arg::mock), which only warms up a kernel; launch "
+                            "with a real tensor");
       const void *p = a.as_pointer();
       std::memcpy(dst, &p, sizeof p);
       break;
     }
-    case PackKind::I8: {
-      const int8_t v = static_cast<int8_t>(int_value(a));
-      std::memcpy(dst, &v, 1);
+    case PackKind::I8:
+      put(dst, packed_int<int8_t>(a, DType::i8, kernel, params[slot.param]));
       break;
-    }
-    case PackKind::I16: {
-      const int16_t v = static_cast<int16_t>(int_value(a));
-      std::memcpy(dst, &v, 2);
+    case PackKind::U8:
+      put(dst, packed_int<uint8_t>(a, DType::u8, kernel, params[slot.param]));
       break;
-    }
-    case PackKind::I32: {
-      const int32_t v = static_cast<int32_t>(int_value(a));
-      std::memcpy(dst, &v, 4);
+    case PackKind::I16:
+      put(dst, packed_int<int16_t>(a, DType::i16, kernel, params[slot.param]));
       break;
-    }
+    case PackKind::U16:
+      put(dst, packed_int<uint16_t>(a, DType::u16, kernel, params[slot.param]));
+      break;
+    case PackKind::I32:
+      put(dst, packed_int<int32_t>(a, DType::i32, kernel, params[slot.param]));
+      break;
+    case PackKind::U32:
+      put(dst, packed_int<uint32_t>(a, DType::u32, kernel, params[slot.param]));
+      break;
     case PackKind::I64: {
       const int64_t v = int_value(a);
       std::memcpy(dst, &v, 8);
@@ -135,6 +168,7 @@ void pack_args(const std::vector<PackSlot> &slots, const Arg *const *args, uint6
     }
     }
     ptrs[s] = dst;
+    extents[s] = slot.kind == PackKind::Pointer ? a.extent() : -1;
   }
 }
 

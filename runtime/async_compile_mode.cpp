@@ -38,6 +38,8 @@ struct AsyncCompileMode::State {
   std::unordered_map<std::string, std::shared_ptr<async::Job>> by_key;
   std::size_t outstanding = 0;                        // submitted, not yet taken by finish()
   std::deque<std::shared_ptr<async::Job>> completed;  // in completion order
+  std::vector<std::shared_ptr<async::Job>>
+      adopted; // other scopes' jobs this one waits for (adopt())
   // Last, so it is destroyed first: its destructor waits for the workers,
   // and a worker's on_done still uses mutex and completed_cv after finish()
   // has seen its job.
@@ -101,6 +103,15 @@ FutureKernel AsyncCompileMode::submit(const std::string &key, std::vector<StageF
   std::shared_ptr<async::Job> job;
   {
     std::lock_guard lock(st.mutex);
+    // A long-lived scope must not hold every job it ever ran: those whose
+    // finalizer already ran (a launch waited for them and saw the outcome)
+    // need nothing more from finish().
+    std::erase_if(st.completed, [&](const std::shared_ptr<async::Job> &j) {
+      if (!j->finalized())
+        return false;
+      --st.outstanding;
+      return true;
+    });
     // A failed job whose finalizer has run was given up by its submitter
     // (the runtime drops its placeholder so the next launch retries):
     // compile again instead of handing back the stale failure.
@@ -125,9 +136,35 @@ FutureKernel AsyncCompileMode::submit(const std::string &key, std::vector<StageF
   return FutureKernel(job);
 }
 
+void AsyncCompileMode::adopt(const FutureKernel &future) {
+  if (!future.valid())
+    return;
+  std::lock_guard lock(state_->mutex);
+  if (auto it = state_->by_key.find(future.job()->key());
+      it != state_->by_key.end() && it->second == future.job())
+    return; // this scope's own job: finish() reports it anyway
+  for (const auto &j : state_->adopted)
+    if (j == future.job())
+      return;
+  state_->adopted.push_back(future.job());
+}
+
 void AsyncCompileMode::finish() {
   State &st = *state_;
   std::vector<std::string> errors;
+  // Other scopes' compiles this one asked for: wait, and report a failure
+  // here too. Their own scope finalizes them (and reports there as well).
+  std::vector<std::shared_ptr<async::Job>> adopted;
+  {
+    std::lock_guard lock(st.mutex);
+    adopted.swap(st.adopted);
+  }
+  for (const auto &job : adopted) {
+    if (!job->done())
+      job->wait(*job->pool);
+    if (std::exception_ptr e = job->error())
+      errors.push_back(message_of(e));
+  }
   for (;;) {
     std::shared_ptr<async::Job> job;
     {

@@ -78,6 +78,7 @@ std::optional<json> metadata_json(const CachedKernel &c) {
         {"enable_fp_fusion", k.options.enable_fp_fusion},
         {"debug", k.options.debug}}},
       {"shared_bytes", k.shared_bytes},
+      {"scratch_bytes", k.scratch_bytes},
       {"registers", k.registers},
       {"spill_bytes", k.spill_bytes},
       {"params", std::move(params)},
@@ -96,6 +97,8 @@ CachedKernel from_metadata_json(const json &meta) {
   k.specialization = meta.at("specialization");
   k.hash = meta.value("hash", "");
   k.shared_bytes = meta.at("shared_bytes");
+  // A CPU kernel with big blocks writes past its stack without its scratch.
+  k.scratch_bytes = meta.at("scratch_bytes");
   k.registers = meta.at("registers");
   k.spill_bytes = meta.at("spill_bytes");
   const json &o = meta.at("options");

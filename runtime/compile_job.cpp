@@ -116,6 +116,11 @@ void CompileJob::finish() {
   }
   lk->compiled.key = key;
   lk->binary = driver->load(lk->compiled, device);
+  if (!keep_stages) {
+    // The memory cache keeps what launches need (issue 17.5): the stage
+    // texts are tens of KB per specialization; the assembler's log is kept.
+    std::erase_if(lk->compiled.stages, [](const auto &s) { return s.first != "cubin_log"; });
+  }
   lk->specs = request.params;
   for (unsigned p = 0; p < lk->specs.size(); ++p)
     add_slots(lk->slots, static_cast<uint16_t>(p), lk->specs[p]);

@@ -34,6 +34,7 @@ public:
   /// The persistent levels, in order (disk, remote); not owned.
   std::vector<CacheLevel *> levels;
   bool read_levels = true; ///< false under KILN_ALWAYS_COMPILE: compile, but still store
+  bool keep_stages = false; ///< the loaded kernel keeps its stage texts (KILN_KEEP_STAGES)
   /// Where the binary came from, once the job ran.
   BinarySource source = BinarySource::compiled;
 

@@ -27,7 +27,10 @@ public:
   /// Loads a binary compiled for target(device). Throws RuntimeError.
   virtual std::unique_ptr<LoadedBinary> load(const CompiledKernel &k, int device) = 0;
   /// Runs `grid` programs; `args[i]` points at the i-th launch parameter's
-  /// value. Must not allocate (the launch hot path). Throws RuntimeError.
+  /// value, and args[n] (after the n parameters) at n int64 sizes in bytes
+  /// of the tensors pointer parameters came from (-1: unknown; debug
+  /// launches check accesses against them). Must not allocate (the launch
+  /// hot path). Throws RuntimeError.
   virtual void launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) = 0;
 };
 

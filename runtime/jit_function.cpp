@@ -7,6 +7,8 @@
 // compile_request, compile_job).
 #include "runtime/jit_function.hpp"
 
+#include <thread>
+
 #include "async/job.hpp"
 #include "kiln/async.hpp"
 #include "kiln/error.hpp"
@@ -86,17 +88,21 @@ DeviceCache &JitFunction::device_cache(Device d) {
 namespace {
 
 /// Publishes a loaded kernel into its entry; the caller holds the entry's lock.
-LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk, const CompileJob &job) {
+LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk) {
   LoadedKernel *raw = lk.get();
   entry.owned = std::move(lk);
   entry.ready.store(raw, std::memory_order_release);
-  // As in Triton, the hook sees every binary a job produced, compiled or
-  // read from a persistent cache.
+  return raw;
+}
+
+/// The post-compile hook, called without the entry's lock: a hook may launch
+/// or warm kernels, this one included. As in Triton, it sees every binary a
+/// job produced, compiled or read from a persistent cache.
+void post_compile(const CompileJob &job, const LoadedKernel *k) {
   const Hooks &hooks = Context::get().hooks();
   if (hooks.jit_post_compile_hook)
     hooks.jit_post_compile_hook(CompileEvent{job.request.function->name, job.key, job.repr,
-                                             job.data, &raw->compiled, job.warmup});
-  return raw;
+                                             job.data, &k->compiled, job.warmup});
 }
 
 } // namespace
@@ -114,6 +120,7 @@ std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &d
   Context &ctx = Context::get();
   job->levels = ctx.cache_levels();
   job->read_levels = !ctx.knobs().always_compile;
+  job->keep_stages = ctx.knobs().keep_stages;
   const std::string spec_str = compiler::specialization_str(info_, job->request.params);
   // The globals may have changed since cache_key() was first computed.
   job->key = compile_key(key_inputs(b, job->globals, spec_str, dc.target));
@@ -131,8 +138,14 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
   AsyncCompileMode *mode = AsyncCompileMode::active();
   FutureKernel future;
-  {
-    std::unique_lock lock(entry->compile_mutex);
+  bool foreign = false; // the compile in flight was started by another launch
+  // Hooks run without the entry's lock (a jit_cache_hook may warm this very
+  // key), so the job is prepared first and the entry checked again after;
+  // meanwhile other threads wait for this one's outcome.
+  const std::thread::id me = std::this_thread::get_id();
+  std::shared_ptr<CompileJob> job;
+  std::unique_lock lock(entry->compile_mutex);
+  for (;;) {
     // Another thread may have compiled this key while we waited.
     if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
       source = BinarySource::memory;
@@ -141,57 +154,95 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
     if (entry->future.valid()) {
       source = BinarySource::memory; // someone else's compile, in flight
       future = entry->future;
-    } else {
-      std::shared_ptr<CompileJob> job = make_job(b, dc, warmup);
-      const Hooks &hooks = Context::get().hooks();
-      if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
-                                                                    job->data, nullptr, warmup}))
-        return nullptr;
+      foreign = true;
+      break;
+    }
+    if (entry->preparing != std::thread::id() && entry->preparing != me) {
+      entry->prepared.wait(lock);
+      continue;
+    }
+    if (job) {
       if (!mode) { // synchronous: here, under the entry's lock
         std::shared_ptr<LoadedKernel> lk = job->run();
         source = job->source;
-        return publish(*entry, std::move(lk), *job);
+        LoadedKernel *k = publish(*entry, std::move(lk));
+        lock.unlock();
+        post_compile(*job, k);
+        return k;
       }
       source = BinarySource::compiled;
-
-      // The placeholder goes into the entry at once, so a second launch of
-      // this key waits on this job instead of starting another.
-      // The job may outlive this launch: keep the module (and so this
-      // function and its cache entry) alive until it is finalized.
-      auto self = module_->shared_from_this();
-      // The scope de-duplicates by this key: it names the entry too, since
-      // two Modules of one file share compile keys but not cache entries.
-      const std::string submit_key =
-          job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(entry));
-      entry->future = mode->submit(
-          submit_key,
-          [job] {
-            std::vector<AsyncCompileMode::StageFn> stages;
-            for (int i = 0; i < CompileJob::kStages; ++i)
-              stages.push_back([job, i] { job->stage(i); });
-            return stages;
-          }(),
-          [job] { return std::static_pointer_cast<void>(job->take()); },
-          [self, entry, job](std::shared_ptr<void> result,
-                             std::exception_ptr error) -> const CompiledKernel * {
-            std::lock_guard l(entry->compile_mutex);
-            entry->future = FutureKernel(); // on failure the next launch retries
-            if (error)
-              return nullptr;
-            return &publish(*entry, std::static_pointer_cast<LoadedKernel>(std::move(result)), *job)
-                        ->compiled;
-          });
-      future = entry->future;
+      future = entry->future = submit(*entry, *mode, job);
+      break;
     }
+    const bool outermost = entry->preparing == std::thread::id();
+    entry->preparing = me;
+    struct Done { // on every way out, hand the key back to the waiters
+      CacheEntry *e;
+      std::unique_lock<std::mutex> &lock;
+      bool outermost;
+      ~Done() {
+        if (!lock.owns_lock())
+          lock.lock();
+        if (outermost) {
+          e->preparing = std::thread::id();
+          e->prepared.notify_all();
+        }
+      }
+    } done{entry, lock, outermost};
+    lock.unlock();
+    job = make_job(b, dc, warmup);
+    const Hooks &hooks = Context::get().hooks();
+    if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
+                                                                  job->data, nullptr, warmup}))
+      return nullptr;
   }
-  // A warmup inside a scope never blocks.
+  lock.unlock();
+  // A warmup inside a scope never blocks. The scope also waits for (and
+  // reports) a compile another scope started for this key.
   if (warmup && mode) {
+    if (foreign)
+      mode->adopt(future);
     pending = future;
     return nullptr;
   }
   if (!future.result()) // errors ignored by the scope; a launch cannot go on without its kernel
     std::rethrow_exception(future.error());
   return entry->ready.load(std::memory_order_acquire);
+}
+
+FutureKernel JitFunction::submit(CacheEntry &entry, AsyncCompileMode &mode,
+                                 const std::shared_ptr<CompileJob> &job) {
+  // The placeholder goes into the entry at once (the caller stores it), so a
+  // second launch of this key waits on this job instead of starting another.
+  // The job may outlive this launch: keep the module (and so this function
+  // and its cache entry) alive until it is finalized.
+  auto self = module_->shared_from_this();
+  CacheEntry *e = &entry;
+  // The scope de-duplicates by this key: it names the entry too, since two
+  // Modules of one file share compile keys but not cache entries.
+  const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(e));
+  return mode.submit(
+      submit_key,
+      [job] {
+        std::vector<AsyncCompileMode::StageFn> stages;
+        for (int i = 0; i < CompileJob::kStages; ++i)
+          stages.push_back([job, i] { job->stage(i); });
+        return stages;
+      }(),
+      [job] { return std::static_pointer_cast<void>(job->take()); },
+      [self, e, job](std::shared_ptr<void> result,
+                     std::exception_ptr error) -> const CompiledKernel * {
+        LoadedKernel *k = nullptr;
+        {
+          std::lock_guard l(e->compile_mutex);
+          e->future = FutureKernel(); // on failure the next launch retries
+          if (error)
+            return nullptr;
+          k = publish(*e, std::static_pointer_cast<LoadedKernel>(std::move(result)));
+        }
+        post_compile(*job, k);
+        return &k->compiled;
+      });
 }
 
 void JitFunction::check_globals(LoadedKernel &k) const {
@@ -277,13 +328,17 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     return result;
 
   const Grid grid = resolve_grid(b, spec);
+  if (!grid.within_limits()) [[unlikely]]
+    throw ArgumentError(info_.name + ": " + grid_limits_message(grid));
   if (grid.size() == 0)
     return result;
   if (!pre_run_hooks_.empty())
     call_pre_run_hooks(b);
   uint64_t storage[kMaxParams];
-  void *ptrs[kMaxParams];
-  pack_args(k->slots, b.args, storage, ptrs);
+  void *ptrs[kMaxParams + 1];
+  int64_t extents[kMaxParams]; // debug: each pointer's tensor size, after the arguments
+  pack_args(k->slots, b.args, storage, ptrs, extents, info_.name, params_);
+  ptrs[k->slots.size()] = extents;
   if (spec.dispatch_only) {
     // Keep the packed arguments observable so the benchmark measures them.
     asm volatile("" : : "r"(ptrs) : "memory");

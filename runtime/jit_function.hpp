@@ -113,6 +113,9 @@ private:
                    const LaunchSpec &spec, BinarySource source) const;
   /// The job behind a miss of the memory table: its request, globals, key.
   std::shared_ptr<CompileJob> make_job(const Bound &b, DeviceCache &dc, bool warmup) const;
+  /// Sends `job` to the scope's pool; its finalizer publishes into `entry`.
+  FutureKernel submit(CacheEntry &entry, AsyncCompileMode &mode,
+                      const std::shared_ptr<CompileJob> &job);
   /// The compile request for bound arguments, minus the globals (the caller
   /// snapshots them). Throws ArgumentError for what no compile accepts.
   compiler::CompileRequest make_request(const Bound &b, const compiler::Target &target) const;

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "kiln/async.hpp"
@@ -24,6 +26,11 @@ struct CacheEntry {
   std::shared_ptr<LoadedKernel> owned;
   FutureKernel future; ///< the compile in flight in an async scope, if any
   std::mutex compile_mutex;
+  /// The thread preparing this key's compile (running the jit_cache_hook,
+  /// without compile_mutex), so that other threads wait for its outcome
+  /// instead of asking the hook again; `prepared` wakes them.
+  std::thread::id preparing;
+  std::condition_variable prepared;
 };
 
 class KernelCache {

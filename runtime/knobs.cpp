@@ -64,6 +64,7 @@ Knobs Knobs::from_env() {
     k.override_dir = d;
   k.no_cache = env_bool("KILN_NO_CACHE");
   k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
+  k.keep_stages = env_bool("KILN_KEEP_STAGES");
   k.print_autotuning = env_bool("KILN_PRINT_AUTOTUNING");
   if (const char *p = env("KILN_PATH")) {
     std::string_view rest = p;

@@ -20,6 +20,10 @@ struct Knobs {
   std::string override_dir;         ///< KILN_OVERRIDE_DIR: user-edited stage files used in place of the compiler's
   bool no_cache = false;            ///< KILN_NO_CACHE (`--no-cache`): no disk or remote cache at all
   bool always_compile = false;      ///< KILN_ALWAYS_COMPILE
+  /// KILN_KEEP_STAGES: kernels in the memory cache keep their stage texts
+  /// (tile IR, LLVM IR, PTX: tens of KB each); off, they keep the binary
+  /// and metadata only (KILN_DUMP_DIR and compile_only still see every stage).
+  bool keep_stages = false;
   bool print_autotuning = false;    ///< KILN_PRINT_AUTOTUNING: the chosen config and each config's time, on stderr
   /// KILN_PATH (':'-separated): more folders where a kernel file's
   /// `import x` / `from x import f` finds other kernel files.

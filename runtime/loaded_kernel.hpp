@@ -15,7 +15,9 @@
 namespace kiln::runtime {
 
 /// How one launch parameter is written into the argument buffer.
-enum class PackKind : uint8_t { Pointer, I8, I16, I32, I64, F32, F64, Bool };
+/// Signed and unsigned integers pack alike; their kinds differ only in the
+/// range a value must lie in.
+enum class PackKind : uint8_t { Pointer, I8, U8, I16, U16, I32, U32, I64, F32, F64, Bool };
 
 struct PackSlot {
   static constexpr uint16_t kWhole = 0xffff;

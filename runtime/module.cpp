@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "compiler/frontend/parser.hpp"
+#include "compiler/frontend/source.hpp"
 #include "kiln/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/jit_function.hpp"
@@ -22,14 +23,7 @@ Module Module::from_string(std::string source, std::string name, const std::vect
 }
 
 Module Module::from_file(const std::string &path, const std::vector<std::string> &search_path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError("cannot read kernel file '" + path + "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw RuntimeError("error while reading kernel file '" + path + "'");
-  return from_string(ss.str(), path, search_path);
+  return from_string(frontend::read_source_file(path, "kernel file"), path, search_path);
 }
 
 Kernel Module::kernel(std::string_view name) const {

@@ -419,7 +419,10 @@ TEST_CASE("async: a key whose failure was finalized compiles again; one not yet 
   CHECK(b.job() != a.job());
   CHECK_THROWS_AS(b.result(), kiln::Error);
   CHECK(compiles == 2);
-  CHECK(mode.outstanding() == 2);
+  // a, finalized, is dropped at a later submit once its worker has queued
+  // it as completed (a long-lived scope does not keep every job it ran:
+  // issue 17.5), so the count is 1 or 2 here.
+  CHECK(mode.outstanding() <= 2);
   CHECK_NOTHROW(mode.finish()); // both were reported to result() already
 }
 

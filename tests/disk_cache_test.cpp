@@ -49,6 +49,7 @@ CachedKernel sample(const std::string &name = "add_kernel", size_t binary_bytes 
   k.specialization = "(x_ptr: *fp32:D, n: i32)";
   k.options.num_stages = 257;
   k.options.debug = true;
+  k.scratch_bytes = 1 << 22; // a CPU kernel with blocks off its stack
   k.times = {{"ir", 1.5}};
   c.globals.push_back({"m.py", "SCALE", kiln::frontend::ConstValue::of_float(0.1)});
   return c;
@@ -92,6 +93,7 @@ TEST_CASE("disk cache: an entry round-trips exactly, with private permissions") 
   CHECK(k.key == kKey);
   CHECK(k.options == in.kernel.options);
   CHECK(k.specialization == in.kernel.specialization);
+  CHECK(k.scratch_bytes == in.kernel.scratch_bytes);
   REQUIRE(k.params.size() == 2);
   CHECK(k.params[0].is_pointer);
   CHECK(k.params[1].dtype == kiln::DType::i32);

@@ -211,6 +211,20 @@ TEST_CASE("npy: header spellings NumPy and Python 2 wrote are read") {
   CHECK(read_npy(path).numel() == 1);
 }
 
+TEST_CASE("npy: a header that repeats a key takes the last, as NumPy does (issue 17.9)") {
+  TempDir dir;
+  const std::string path = dir.file("dup.npy");
+  write_bytes(
+      path,
+      npy_file(
+          1,
+          "{'descr': '<f8', 'fortran_order': False, 'shape': (9,), 'descr': '<i2', 'shape': (2,)}",
+          std::string(4, '\x01')));
+  const HostTensor t = read_npy(path);
+  CHECK(t.dtype() == DType::i16);
+  CHECK(t.shape() == std::vector<int64_t>{2});
+}
+
 TEST_CASE("npy: each malformed file is an ArgumentError naming the file and the problem") {
   TempDir dir;
   struct Bad {

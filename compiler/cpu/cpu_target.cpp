@@ -56,13 +56,16 @@ private:
 
 auto CpuTarget::define_program(const ir::Function &k) -> llvm::Function * {
   llvm::Type *i32 = b_.getInt32Ty();
-  auto *ty =
-      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i32, i32, i32, i32, i32, i32}, false);
+  auto *ty = llvm::FunctionType::get(
+      b_.getVoidTy(), {b_.getPtrTy(), i32, i32, i32, i32, i32, i32, b_.getPtrTy()}, false);
   llvm::Function *fn =
       llvm::Function::Create(ty, llvm::Function::InternalLinkage, k.name + ".program", mod_.get());
   fn->addFnAttr(llvm::Attribute::AlwaysInline);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->addParamAttr(7, llvm::Attribute::NoAlias);
   l_.fn_ = fn;
+  l_.scratch_ = fn->getArg(7);
+  l_.scratch_fn_ = fn;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   llvm::Value *args = fn->getArg(0);
   for (int a = 0; a < 3; ++a) {
@@ -82,14 +85,17 @@ auto CpuTarget::define_program(const ir::Function &k) -> llvm::Function * {
   }
   l_.assert_record_ = b_.CreateLoad(
       b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getPtrTy(), args, k.body.args.size()));
+  if (l_.opts_.debug)
+    l_.extents_ = b_.CreateLoad(
+        b_.getPtrTy(), b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), l_.assert_record_, 32));
   l_.lower_ops(k.body, false);
   return fn;
 }
 
 auto CpuTarget::define_entry(const ir::Function &k, llvm::Function *program) -> void {
   llvm::Type *i32 = b_.getInt32Ty(), *i64 = b_.getInt64Ty();
-  auto *ty =
-      llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), i64, i64}, false);
+  auto *ty = llvm::FunctionType::get(
+      b_.getVoidTy(), {b_.getPtrTy(), b_.getPtrTy(), i64, i64, b_.getPtrTy()}, false);
   llvm::Function *fn =
       llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
   fn->addFnAttr(llvm::Attribute::NoUnwind);
@@ -112,7 +118,7 @@ auto CpuTarget::define_entry(const ir::Function &k, llvm::Function *program) -> 
   llvm::Value *y = b_.CreateURem(rest, gy);
   llvm::Value *z = b_.CreateUDiv(rest, gy);
   b_.CreateCall(program, {fn->getArg(0), b_.CreateTrunc(x, i32), b_.CreateTrunc(y, i32),
-                          b_.CreateTrunc(z, i32), g[0], g[1], g[2]});
+                          b_.CreateTrunc(z, i32), g[0], g[1], g[2], fn->getArg(4)});
   llvm::Value *next = b_.CreateAdd(lin, b_.getInt64(1));
   lin->addIncoming(next, b_.GetInsertBlock());
   b_.CreateCondBr(b_.CreateICmpULT(next, end), head, exit);

@@ -9,8 +9,11 @@
 
 namespace kiln::cpu {
 
-/// The entry point of a CPU kernel (see lower_to_llvm.hpp).
-using EntryFn = void (*)(void **args, const uint32_t *grid, uint64_t begin, uint64_t end);
+/// The entry point of a CPU kernel (see llvm/lower_tile_ir.hpp): `scratch`
+/// holds CompiledKernel::scratch_bytes, 64-byte aligned, for the caller's
+/// thread alone.
+using EntryFn = void (*)(void **args, const uint32_t *grid, uint64_t begin, uint64_t end,
+                         void *scratch);
 
 class ObjectLoader;
 

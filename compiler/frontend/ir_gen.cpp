@@ -584,6 +584,13 @@ void IrGen::exec_for(const Stmt &s) {
   fail(iter.loc, "a for loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
 }
 
+// One loop may unroll kMaxStaticIterations times; all of a kernel's
+// static loops together (nested ones multiply) kMaxUnrolled times, which
+// keeps a compile within seconds and the IR within what the later passes
+// walk comfortably.
+constexpr int64_t kMaxStaticIterations = 4096;
+constexpr int64_t kMaxUnrolled = 16384;
+
 void IrGen::exec_static_for(const Stmt &s, const CallArgs &range) {
   if (range.pos.empty() || range.pos.size() > 3)
     fail(s.value->loc, "tl.static_range takes 1 to 3 arguments");
@@ -598,9 +605,17 @@ void IrGen::exec_static_for(const Stmt &s, const CallArgs &range) {
   }
   if (step == 0)
     fail(s.value->loc, "tl.static_range's step must not be zero");
-  if ((stop - start) / step > 4096)
-    fail(s.value->loc, "tl.static_range unrolls more than 4096 iterations; use range(...) instead");
+  // In __int128 so that no bounds overflow the count.
+  const __int128 count = (static_cast<__int128>(stop) - start) / step;
+  if (count > kMaxStaticIterations)
+    fail(s.value->loc, "tl.static_range unrolls more than " + std::to_string(kMaxStaticIterations) +
+                           " iterations; use range(...) instead");
   for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    if (++unrolled_ > kMaxUnrolled)
+      fail(s.value->loc,
+           "the kernel is too large: its tl.static_range loops unroll more than " +
+               std::to_string(kMaxUnrolled) +
+               " iterations in total (nested loops multiply); use range(...) for some of them");
     assign(*s.targets[0], Val::constant(ConstValue::of_int(i)));
     exec_body(s.body);
     if (frame_->returned)

@@ -221,6 +221,10 @@ private:
   /// >0 while a compile-time function (`@tl.constexpr def`) runs: then the
   /// module's plain helpers are callable too, as in Python.
   int compile_time_depth_ = 0;
+  /// Iterations of tl.static_range unrolled so far in this kernel, over all
+  /// loops: nested loops multiply, so a per-loop cap alone lets 200^3
+  /// copies of a body through (minutes and gigabytes, then a crash).
+  int64_t unrolled_ = 0;
   std::map<std::string, ir::Function *> device_functions_;
 };
 

@@ -87,12 +87,7 @@ void ModuleSet::add(const std::string &path, ModuleInfo *m) {
 const ModuleInfo &ModuleSet::load(const std::string &path) {
   if (auto it = modules_.find(path); it != modules_.end())
     return *it->second;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError("cannot read module '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  auto file = std::make_shared<const SourceFile>(path, ss.str());
+  auto file = std::make_shared<const SourceFile>(path, read_source_file(path, "module"));
   auto m = std::make_shared<ModuleInfo>();
   m->ast = parse(file);
   owned_.push_back(m);

@@ -1,8 +1,38 @@
 #include "compiler/frontend/source.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 
 namespace kiln::frontend {
+
+std::string read_source_file(const std::string &path, const char *what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st))
+    throw RuntimeError(std::string("cannot read ") + what + " '" + path +
+                       "': no such file or not readable");
+  if (!fs::is_regular_file(st))
+    throw RuntimeError(std::string("cannot read ") + what + " '" + path + "': it is " +
+                       (fs::is_directory(st) ? "a directory" : "not a regular file") +
+                       ", not a Python source file");
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > kMaxSourceBytes)
+    throw RuntimeError(std::string(what) + " '" + path + "' is " + std::to_string(size) +
+                       " bytes; kernel files of more than " +
+                       std::to_string(kMaxSourceBytes >> 20) + " MiB are refused");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw RuntimeError(std::string("cannot read ") + what + " '" + path +
+                       "': no such file or not readable");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad())
+    throw RuntimeError("error while reading " + std::string(what) + " '" + path + "'");
+  return ss.str();
+}
 
 SourceFile::SourceFile(std::string path, std::string text)
     : path_(std::move(path)), text_(std::move(text)) {

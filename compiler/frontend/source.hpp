@@ -18,6 +18,13 @@ struct Loc {
   uint32_t col = 0;
 };
 
+/// The text of the kernel or module file at `path` (`what` names it in
+/// errors: "kernel file"). Throws RuntimeError for a file that is missing,
+/// unreadable, not a regular file (/dev/zero, a fifo, a folder: reading one
+/// may never end) or larger than kMaxSourceBytes.
+std::string read_source_file(const std::string &path, const char *what);
+inline constexpr std::size_t kMaxSourceBytes = 16u << 20;
+
 class SourceFile {
 public:
   SourceFile(std::string path, std::string text);

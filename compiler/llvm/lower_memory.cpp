@@ -3,6 +3,8 @@
 // where the axis info allows), device_assert and device_print.
 #include "compiler/llvm/lowering.hpp"
 
+#include <algorithm>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "compiler/llvm/lower_fp8.hpp"
@@ -45,6 +47,79 @@ auto Lowering::guarded(llvm::Value *cond, const std::function<llvm::Value *()> &
   phi->addIncoming(v, yes_end);
   phi->addIncoming(otherwise ? otherwise : llvm::UndefValue::get(v->getType()), from);
   return phi;
+}
+
+auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, DType et,
+                         llvm::Value *mask) -> llvm::Value * {
+  if (distributed_ || !extents_ || fn_ != scratch_fn_)
+    return nullptr;
+  // The parameter the pointer is an offset of; unknown through anything
+  // else (a select, a loaded pointer): not checked.
+  const ir::Value *v = op.operands[0];
+  while (v->def) {
+    switch (v->def->kind) {
+    case OpKind::AddPtr:
+    case OpKind::Splat:
+    case OpKind::Broadcast:
+    case OpKind::ExpandDims:
+    case OpKind::Reshape:
+    case OpKind::Trans:
+      v = v->def->operands[0];
+      continue;
+    default:
+      return nullptr;
+    }
+  }
+  const ir::Function &k = prog_.kernel();
+  const auto at = std::find(k.body.args.begin(), k.body.args.end(), v);
+  if (at == k.body.args.end() || !v->type.pointer)
+    return nullptr;
+  const size_t param = static_cast<size_t>(at - k.body.args.begin());
+  llvm::Type *i64 = b_.getInt64Ty();
+  llvm::Value *extent = b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, extents_, param));
+  llvm::Value *offset =
+      b_.CreateSub(b_.CreatePtrToInt(ptr, i64), b_.CreatePtrToInt(scalar(v), i64));
+  const int64_t bytes = static_cast<int64_t>(dtype_size(et));
+  llvm::Value *inside =
+      b_.CreateAnd(b_.CreateICmpSGE(offset, b_.getInt64(0)),
+                   b_.CreateICmpSLE(b_.CreateAdd(offset, b_.getInt64(bytes)), extent));
+  llvm::Value *ok = b_.CreateOr(b_.CreateICmpSLT(extent, b_.getInt64(0)), inside);
+  llvm::Value *bad = b_.CreateNot(ok);
+  if (mask)
+    bad = b_.CreateAnd(bad, mask);
+  const std::string name =
+      param < k.param_names.size() ? k.param_names[param] : std::to_string(param);
+  llvm::Constant *msg = b_.CreateGlobalStringPtr(
+      "out-of-bounds " + std::string(access) + " in kernel '" + k.name + "' at line " +
+          std::to_string(op.loc.line) + " through argument '" + name + "'",
+      "kiln.oob.msg");
+  guarded(
+      bad,
+      [&]() -> llvm::Value * {
+        // {i32 failed, i32 out_of_bounds, ptr message, i64 offset, i64 extent}:
+        // the first failure claims the record (programs run in parallel),
+        // then fills it, the flag last.
+        llvm::Value *claimed =
+            b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg,
+                               b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), assert_record_, 4),
+                               b_.getInt32(1), llvm::Align(4), llvm::AtomicOrdering::Monotonic);
+        return guarded(
+            b_.CreateICmpEQ(claimed, b_.getInt32(0)),
+            [&]() -> llvm::Value * {
+              b_.CreateStore(msg, b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), assert_record_, 8));
+              b_.CreateStore(offset,
+                             b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), assert_record_, 16));
+              b_.CreateStore(extent,
+                             b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), assert_record_, 24));
+              llvm::StoreInst *flag = b_.CreateStore(b_.getInt32(1), assert_record_);
+              flag->setAtomic(llvm::AtomicOrdering::Release);
+              flag->setAlignment(llvm::Align(4));
+              return nullptr;
+            },
+            nullptr);
+      },
+      nullptr);
+  return mask ? b_.CreateAnd(ok, mask) : ok;
 }
 
 auto Lowering::vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask)
@@ -292,10 +367,14 @@ auto Lowering::lower_load(const ir::Op &op) -> void {
   each(res->type, [&](const Idx &idx) {
     llvm::Value *ptr = element(op.operands[0], idx);
     llvm::Value *v;
-    if (has_mask) {
+    llvm::Value *mask = has_mask ? element(op.operands[1], idx) : nullptr;
+    if (llvm::Value *ok =
+            bounds_ok(op, "load", ptr, et.elem, mask)) // debug: outside its tensor, not read
+      mask = ok;
+    if (mask) {
       llvm::Value *other =
           has_other ? element(op.operands[2], idx) : llvm::Constant::getNullValue(reg_type(et));
-      llvm::Value *m = element(op.operands[1], idx);
+      llvm::Value *m = mask;
       v = target_->masked_load(ptr, m, other, et.elem);
       if (!v)
         v = guarded(
@@ -324,11 +403,14 @@ auto Lowering::lower_store(const ir::Op &op) -> void {
       return nullptr;
     };
     auto masked = [&] {
-      if (!has_mask) {
+      llvm::Value *m = has_mask ? element(op.operands[2], idx) : nullptr;
+      if (llvm::Value *ok =
+              bounds_ok(op, "store", ptr, et, m)) // debug: outside its tensor, not written
+        m = ok;
+      if (!m) {
         store();
         return;
       }
-      llvm::Value *m = element(op.operands[2], idx);
       if (!target_->masked_store(ptr, m, to_mem(v, et)))
         guarded(m, store, nullptr);
     };

@@ -9,14 +9,19 @@
 // depend only on arange/program_id/scalars can be recomputed for free").
 //
 // CPU: one program is one call of `<kernel>.program`; the entry
-// `<kernel>(void **args, const uint32_t grid[3], uint64_t begin, uint64_t end)`
-// runs the programs with linear ids in [begin, end), so the driver can hand
-// chunks of the grid to oneTBB. `args[i]` points at the i-th runtime
+// `<kernel>(void **args, const uint32_t grid[3], uint64_t begin, uint64_t end,
+// void *scratch)` runs the programs with linear ids in [begin, end), so the
+// driver can hand chunks of the grid to oneTBB. `args[i]` points at the i-th runtime
 // parameter's value, as cuLaunchKernel's kernelParams do; args[n] (after the
-// n parameters) points at a {int32 failed; const char *message} record that
-// a failed device_assert fills (debug builds). A block is a
-// row-major array in the program's stack frame; each op is a loop LLVM
-// vectorizes.
+// n parameters) points at a {int32 failed; int32 out_of_bounds; const char
+// *message; int64 offset, extent; const int64 *extents} record that a failed
+// device_assert fills (debug builds), or, in debug builds, a load or store
+// outside the tensor its pointer parameter came from (extents[i]: the size
+// of parameter i's tensor in bytes, -1 when the launch does not know it). A block is a
+// row-major array: in the program's stack frame when small, else at a fixed
+// offset of `scratch` (LoweringResult::scratch_bytes per program, 64-byte
+// aligned, owned by the calling worker thread and reused by its programs);
+// each op is a loop LLVM vectorizes.
 //
 // NVPTX: one program is one CTA of num_warps * 32 threads; the kernel takes
 // the runtime parameters directly. A layout pass (gpu/layout_plan.hpp) gives
@@ -47,6 +52,7 @@ enum class LoweringTarget : unsigned char { Cpu, Nvptx };
 struct LoweringResult {
   std::unique_ptr<llvm::Module> module;
   unsigned shared_bytes = 0; ///< dynamic shared memory the kernel uses (NVPTX)
+  uint64_t scratch_bytes = 0; ///< per-program scratch memory for big blocks (CPU)
   std::string
       ir_with_layouts; ///< NVPTX: the tile IR with each value's layout and the conversions made
 };

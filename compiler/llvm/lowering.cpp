@@ -22,7 +22,7 @@ auto Lowering::run() -> LoweringResult {
   if (llvm::verifyModule(*mod_, &os))
     throw std::logic_error("kiln internal error: invalid LLVM IR for " + prog_.kernel().name +
                            ": " + os.str());
-  LoweringResult r{std::move(mod_), target_->shared_bytes(), {}};
+  LoweringResult r{std::move(mod_), target_->shared_bytes(), scratch_bytes_, {}};
   if (distributed_) {
     ir::PrintNotes notes;
     notes.after_value = [&](const ir::Value &v) {
@@ -206,8 +206,22 @@ auto Lowering::delinear(const Type &shape, llvm::Value *lin) -> Idx {
 
 auto Lowering::alloc_buffer(const Type &t, const gpu::BitMap *m) -> llvm::Value * {
   const int64_t n = distributed_ ? m->slots() : t.numel();
+  llvm::Type *array = llvm::ArrayType::get(reg_type(t.element()), n);
   llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
-  llvm::AllocaInst *a = eb.CreateAlloca(llvm::ArrayType::get(reg_type(t.element()), n));
+  if (!distributed_ && scratch_ && fn_ == scratch_fn_) {
+    // Programs run on oneTBB workers with a few MiB of stack: a block the
+    // language accepts (2^20 elements) would overflow it, so big buffers
+    // (and any beyond the frame's budget) live in the worker's scratch
+    // memory, which the driver reuses across programs and launches.
+    const uint64_t bytes = mod_->getDataLayout().getTypeAllocSize(array);
+    if (bytes > kStackBufferMax || stack_bytes_ + bytes > kStackBudget) {
+      const uint64_t at = (scratch_bytes_ + 63) / 64 * 64;
+      scratch_bytes_ = at + bytes;
+      return eb.CreateConstInBoundsGEP1_64(eb.getInt8Ty(), scratch_, at);
+    }
+    stack_bytes_ += bytes;
+  }
+  llvm::AllocaInst *a = eb.CreateAlloca(array);
   a->setAlignment(llvm::Align(distributed_ ? 16 : 64));
   return a;
 }
@@ -341,8 +355,10 @@ auto Lowering::lower_pure(const ir::Op &op) -> void {
   Lowered l;
   l.lazy = true;
   vals_[res] = l;
-  // Recomputing is free for cheap trees; a shared, costly one is stored once.
-  if (uses_[res] > 1 && c > 6) {
+  // Recomputing is free for cheap trees; a shared, costly one is stored
+  // once, and so is any big one: element() recurses once per level of a
+  // lazy tree, and an unrolled `acc += x` chain would be thousands deep.
+  if ((uses_[res] > 1 && c > 6) || c > kMaxLazyCost) {
     if (distributed_)
       vals_[res] = materialize_gpu(res);
     else

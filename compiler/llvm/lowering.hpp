@@ -311,6 +311,13 @@ private:
   /// skip it and read no old value).
   void lower_atomic_gpu(const ir::Op &op);
 
+  /// CPU, debug: where `ptr` (an element of op's pointer, its access of
+  /// `et`) is an offset of a kernel parameter whose tensor size the launch
+  /// gave, whether it lies inside (and `mask` holds, when given); a failure
+  /// is recorded for the driver to report. Null where nothing is checked.
+  llvm::Value *bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, DType et,
+                         llvm::Value *mask);
+
   void lower_load(const ir::Op &op);
 
   void lower_store(const ir::Op &op);
@@ -442,6 +449,14 @@ private:
   const ir::Op *cur_op_ = nullptr;
   std::unordered_map<const ir::Op *, std::string> op_notes_;
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
+  llvm::Value *extents_ = nullptr; ///< debug (CPU): the arguments' tensor sizes, from the record
+  // CPU: buffers beyond the stack's share live at fixed offsets of the
+  // program's scratch memory (see alloc_buffer).
+  static constexpr int kMaxLazyCost = 256; ///< a lazy tree bigger than this is materialized
+  static constexpr uint64_t kStackBufferMax = 16 * 1024, kStackBudget = 256 * 1024;
+  llvm::Value *scratch_ = nullptr;       ///< the program's scratch memory argument
+  llvm::Function *scratch_fn_ = nullptr; ///< the function `scratch_` belongs to
+  uint64_t scratch_bytes_ = 0, stack_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;

@@ -51,7 +51,11 @@ public:
   }
   Arg(float v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
   Arg(double v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
-  Arg(const Tensor &t) : kind_(Kind::Pointer), dtype_(t.dtype) { u_.p = t.data; }
+  Arg(const Tensor &t)
+      : kind_(Kind::Pointer), dtype_(t.dtype),
+        extent_(t.ndim > 0 ? static_cast<int64_t>(t.nbytes()) : -1) {
+    u_.p = t.data;
+  }
   template <class T>
     requires(!std::is_void_v<T> && !std::is_same_v<std::remove_const_t<T>, DLTensor>)
   Arg(T *p) : kind_(Kind::Pointer), dtype_(dtype_of<std::remove_const_t<T>>()) {
@@ -83,8 +87,11 @@ public:
     Arg a(nullptr);
     a.kind_ = Kind::Pointer;
     a.dtype_ = t;
+    a.count_ = kMockMark;
     return a;
   }
+  /// An Arg::mock, which a launch refuses.
+  bool is_mock() const { return kind_ == Kind::Pointer && count_ == kMockMark; }
 
   Kind kind() const { return kind_; }
   DType dtype() const { return dtype_; }
@@ -97,14 +104,19 @@ public:
   const void *as_pointer() const { return u_.p; }
   const runtime::JitFunction *as_function() const { return u_.fn; }
   const char *as_str() const { return u_.s; }
+  /// Pointer: the bytes of the tensor it came from (a Tensor with a shape),
+  /// which debug launches check accesses against; -1 when unknown.
+  int64_t extent() const { return extent_; }
   std::span<const Arg> as_tuple() const { return {u_.elems, count_}; }
 
 private:
   friend Arg arg(const char *name, Arg value);
 
+  static constexpr uint16_t kMockMark = 1; ///< in count_ of a Pointer: Arg::mock
   Kind kind_ = Kind::None;
   DType dtype_ = DType::i64;
   uint16_t count_ = 0; ///< Tuple: the number of elements
+  int64_t extent_ = -1;
   const char *name_ = nullptr;
   union {
     int64_t i;

@@ -109,6 +109,11 @@ public:
   using StageFn = std::function<void()>;
   FutureKernel submit(const std::string &key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize);
 
+  /// Makes this scope wait for, and report the failure of, a compile that
+  /// another scope submitted (this thread's launch asked for the same key
+  /// while it was in flight there).
+  void adopt(const FutureKernel &future);
+
   /// Finalizes every outstanding job in completion order, then forgets them.
   /// Throws AsyncCompileError with every failure (unless ignore_errors).
   void finish();

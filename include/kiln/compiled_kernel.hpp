@@ -36,6 +36,7 @@ struct CompiledKernel {
   std::string specialization; ///< "(x_ptr: *fp32:D, n: i32, BLOCK: constexpr=1024)"
   Options options;
   uint32_t shared_bytes = 0;
+  uint64_t scratch_bytes = 0; ///< cpu: memory per running program for blocks too big for its stack
   int registers = -1;   ///< per thread, from the assembler (cuda; -1 if unknown)
   int spill_bytes = -1; ///< spill stores + loads, from the assembler (cuda; -1 if unknown)
   std::vector<StageTime> times;

@@ -26,6 +26,20 @@ CLI::Option *require_at_least(CLI::Option *opt, int min) {
   return opt->check(check);
 }
 
+CLI::Option *require_num_warps(CLI::Option *opt) {
+  const CLI::Validator check(
+      [](std::string &text) -> std::string {
+        int v = 0;
+        const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc() && p == text.data() + text.size() && v >= 1 && v <= 32 &&
+            (v & (v - 1)) == 0)
+          return {};
+        return "'" + text + "' is not a power of two from 1 to 32";
+      },
+      "");
+  return opt->check(check);
+}
+
 void add_common_options(CLI::App &sub, CommonOptions &opts) {
   sub.add_option("--backend", opts.backend,
                  "cpu, cuda, or auto: cuda when a GPU and its driver are present, else cpu")

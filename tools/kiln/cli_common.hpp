@@ -50,6 +50,10 @@ void add_common_options(CLI::App &sub, CommonOptions &opts);
 /// PositiveNumber prints the range up to DBL_MAX. Returns `opt`.
 CLI::Option *require_at_least(CLI::Option *opt, int min);
 
+/// Makes --num-warps accept only what the option allows (a power of two
+/// from 1 to 32), as a usage error. Returns `opt`.
+CLI::Option *require_num_warps(CLI::Option *opt);
+
 /// Hands the options to the runtime. The public API has no configuration
 /// call: the runtime reads its knobs from the environment in one place
 /// (shared/DESIGN.md section 7), so this sets KILN_CACHE_DIR,

@@ -83,16 +83,24 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
   if (gpu && emit == "obj")
     throw UsageError("--emit obj is the cpu target's binary; a cuda target emits ptx or cubin");
 
-  Module module = Module::from_file(o.file);
-  Kernel kernel = module.kernel(o.kernel);
   nlohmann::json specs = nlohmann::json::object();
   for (const std::string &word : o.specs) {
     const Assignment a = parse_assignment(word, "argument");
+    if (specs.contains(a.name))
+      throw UsageError("argument '" + a.name + "' is given twice");
     specs[a.name] = spec_value(a.value);
   }
+  Module module = Module::from_file(o.file);
+  Kernel kernel = module.kernel(o.kernel);
   std::deque<std::string> names;
   std::vector<Kernel> functions;
-  std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+  std::vector<Arg> args;
+  try {
+    args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+  } catch (const ArgumentError &e) {
+    throw UsageError(
+        e.what()); // a NAME=SPEC word of the command line (exit 2, as kiln run's VALUEs)
+  }
   nlohmann::json options = nlohmann::json::object();
   if (o.num_warps)
     options["num_warps"] = o.num_warps;
@@ -167,8 +175,10 @@ void add_compile_command(CLI::App &app, CommonOptions &common) {
   sub->add_option("--target", o->target, "cpu (the host) or cuda:sm_90")->type_name("T");
   sub->add_option("--emit", o->emit, "ir, llir, ptx, cubin, obj or all (default: llir for cpu)")->type_name("KIND");
   sub->add_option("--out", o->out, "write the stages to DIR instead of printing the last")->type_name("DIR");
-  sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N");
-  sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N");
+  require_num_warps(
+      sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N"));
+  require_at_least(
+      sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N"), 0);
   sub->add_flag("--debug", o->debug, "compile with debug=True");
   add_common_options(*sub, common);
   sub->callback([o, &common] { compile(*o, common); });

@@ -242,8 +242,10 @@ private:
   std::size_t pos_ = 0;
 };
 
+/// The value of `key`; the last one when the header repeats it, as a
+/// Python dict literal (and so NumPy) keeps the last.
 const PyValue *find_key(const PyValue &dict, std::string_view key) {
-  for (std::size_t i = 0; i < dict.keys.size(); ++i)
+  for (std::size_t i = dict.keys.size(); i-- > 0;)
     if (dict.keys[i] == key)
       return &dict.items[i];
   return nullptr;

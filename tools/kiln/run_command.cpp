@@ -525,8 +525,12 @@ Grid parse_grid(std::string_view text) {
     if (n == 3 || part.empty() || ec != std::errc() || p != part.data() + part.size())
       throw bad();
     dims[n++] = v;
-    if (end == text.size())
-      return Grid(dims[0], dims[1], dims[2]);
+    if (end == text.size()) {
+      const Grid g(dims[0], dims[1], dims[2]);
+      if (!g.within_limits())
+        throw UsageError("--grid " + in_quotes(text) + ": " + grid_limits_message(g));
+      return g;
+    }
     start = end + 1;
   }
 }
@@ -603,8 +607,8 @@ void add_run_command(CLI::App &app, CommonOptions &common) {
   sub->add_option("--grid", o->grid, "programs per axis: 10, 4,8 or 4,8,2")
       ->required()
       ->type_name("G");
-  CLI::Option *warps = require_at_least(
-      sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N"), 1);
+  CLI::Option *warps = require_num_warps(
+      sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N"));
   CLI::Option *stages = require_at_least(
       sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N"), 0);
   sub->add_flag("--debug", o->debug, "compile with debug=True (checks device_assert)");

@@ -62,6 +62,25 @@ private:
   bool enabled_;
 };
 
+nlohmann::json parse_line(const std::string &line) {
+  try {
+    return nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception &e) {
+    throw Error(std::string("not valid JSON: ") + e.what());
+  }
+}
+
+/// Field `name` of a line, which must be a string.
+std::string string_field(const nlohmann::json &j, const char *name) {
+  const nlohmann::json &v = j.at(name);
+  if (!v.is_string()) {
+    const std::string t = v.type_name();
+    throw Error(std::string("\"") + name + "\" must be a string, not " +
+                (t == "null" ? t : (t == "object" || t == "array" ? "an " : "a ") + t));
+  }
+  return v.get<std::string>();
+}
+
 void warmup(const WarmupOptions &o, const CommonOptions &common) {
   apply_common_options(common);
   if (common.backend == "cuda")
@@ -69,6 +88,9 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
   else if (common.backend == "cpu")
     set_device(Device{Backend::cpu, 0});
 
+  if (std::filesystem::is_directory(o.file))
+    throw UsageError(o.file +
+                     " is a directory; kiln warmup reads a .jsonl file of specializations");
   std::ifstream in(o.file);
   if (!in)
     throw Error("cannot read " + o.file + ": no such file or not readable");
@@ -80,6 +102,8 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
     if (text.find_first_not_of(" \t\r") != std::string::npos)
       lines.emplace_back(n, text);
 
+  if (lines.empty())
+    throw Error(o.file + " has no specializations (no non-blank lines); nothing was warmed up");
   const auto start = std::chrono::steady_clock::now();
   std::vector<LineError> errors;
   std::vector<Submitted> submitted;
@@ -93,23 +117,21 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
     threads = mode.threads();
     for (const auto &[n, line] : lines) {
       try {
-        const nlohmann::json j = nlohmann::json::parse(line);
+        const nlohmann::json j = parse_line(line);
         if (!j.is_object() || !j.contains("file") || !j.contains("kernel") || !j.contains("args"))
           throw Error("a line needs \"file\", \"kernel\" and \"args\"");
-        std::filesystem::path file = j["file"].get<std::string>();
+        std::filesystem::path file = string_field(j, "file");
         if (file.is_relative())
           file = base / file;
         auto it = modules.find(file.string());
         if (it == modules.end())
           it = modules.emplace(file.string(), Module::from_file(file.string())).first;
-        Kernel kernel = it->second.kernel(j["kernel"].get<std::string>());
+        Kernel kernel = it->second.kernel(string_field(j, "kernel"));
         std::deque<std::string> names;
         std::vector<Kernel> functions;
         std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), j["args"], names, functions);
         runtime::append_option_args(j.value("options", nlohmann::json()), names, args);
         submitted.push_back({n, kernel.warmup(args)});
-      } catch (const nlohmann::json::exception &e) {
-        errors.push_back({n, std::string("not valid JSON: ") + e.what()});
       } catch (const std::exception &e) {
         errors.push_back({n, e.what()});
       }
