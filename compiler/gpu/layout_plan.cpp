@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/gpu/mma_layout.hpp"
 #include "kiln/dtype.hpp"
 
 namespace kiln::gpu {
@@ -12,7 +13,22 @@ Shape shape_of(const ir::Type &t) {
   return Shape(t.shape.begin(), t.shape.begin() + t.rank);
 }
 
-LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps), axis_(p) {
+namespace {
+int count_dots(const ir::Block &b) {
+  int n = 0;
+  for (const ir::Op *op : b.ops) {
+    n += op->kind == ir::OpKind::Dot;
+    for (const ir::Block *r : op->regions)
+      n += count_dots(*r);
+  }
+  return n;
+}
+} // namespace
+
+LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm)
+    : warps_(num_warps), sm_(sm), axis_(p) {
+  for (const auto &f : p.functions)
+    dots_ += count_dots(f->body);
   // Loop-carried layouts feed back into the values they are computed from:
   // iterate until they stop changing (each round can only fill in more).
   for (int round = 0; round < 8; ++round) {
@@ -94,6 +110,16 @@ EncodingPtr LayoutPlan::default_layout(const ir::Type &t) const {
                          static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
 }
 
+EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
+  const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
+  if (mma_kind(a.elem, r.elem, op.str, M, N, K, sm_) == MmaKind::None)
+    return default_layout(r);
+  // Chained dots (attention) keep rows within a warp so that the row
+  // reductions between them need no shared memory.
+  return mma(mma_warps(M, N, warps_, dots_ > 1 && M >= 16 * warps_));
+}
+
 EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
   if (EncodingPtr e = natural(ptr))
     return e; // the addresses come from data some layout already holds
@@ -136,7 +162,7 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   case OpKind::Scan:
     return scan_blocked(shape_of(v->type), op.axis, warps_);
   case OpKind::Dot:
-    return default_layout(v->type);
+    return dot_layout(op);
   case OpKind::Gather:
     return layout(op.operands[1]); // read from shared memory in the index's layout
   case OpKind::For:

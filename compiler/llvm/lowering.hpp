@@ -11,7 +11,8 @@
 //                            (llvm/lower_fp8.hpp)
 //   llvm/lower_gather.cpp    tl.gather and the builtins built on it
 //   llvm/lower_reduce.cpp    reductions and scans
-//   llvm/lower_dot.cpp       tl.dot
+//   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
+//   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
 //                            conversions through shared memory
@@ -73,13 +74,14 @@ class Lowering {
   friend class CpuTarget;
 
 public:
-  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
+  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx,
+           int sm = 0)
       : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
         mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
     target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
     distributed_ = target_->distributes_blocks();
     if (distributed_)
-      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps);
+      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps, sm);
   }
 
   LoweringResult run();
@@ -355,6 +357,36 @@ private:
 
   void lower_scan(const ir::Op &op);
 
+  // ---- tensor cores (llvm/lower_mma.cpp) ----
+
+  /// A dot operand staged in shared memory for ldmatrix: `rows` rows of
+  /// `row_len` elements of `bytes` each, K along the rows (`k_contig`) or
+  /// across them, 16-byte chunks XOR-swizzled by row so that the 8 rows
+  /// one 8x8 matrix reads hit 8 different bank groups.
+  struct Staged {
+    llvm::Value *base = nullptr;
+    int64_t rows = 0, row_len = 0;
+    int bytes = 2;
+    bool k_contig = true;
+  };
+
+  /// tl.dot on tensor cores, its result in the mma layout: both operands
+  /// from the layouts they are held in to swizzled shared memory (16-byte
+  /// stores where the held layout runs along the stored rows), then per
+  /// warp and k step, ldmatrix fragments and mma.sync over its tiles.
+  void lower_dot_mma(const ir::Op &op);
+
+  /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
+  /// the dot accumulates into `acc` itself instead of zeros, and the add
+  /// becomes the dot's result (no add per element per iteration).
+  void fuse_dot_adds(const ir::Block &b);
+
+  /// Writes held (or recomputed) operand `v`, dim `row_dim` along the rows.
+  void stage_operand(const ir::Value *v, const Staged &st, int row_dim);
+
+  /// The shared-memory address (i8, addrspace 3) of element (row, col), i32s.
+  llvm::Value *staged_address(const Staged &st, llvm::Value *row, llvm::Value *col);
+
   llvm::Value *alloc_scalar(llvm::Type *t);
 
   void lower_dot(const ir::Op &op);
@@ -444,6 +476,8 @@ private:
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
+  std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
+  std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 
