@@ -23,7 +23,7 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
   prepare(bm, *B);
   prepare(acc, *C);
   llvm::Value *abase =
-      target_->shared_memory(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+      scratch(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
   llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
   target_->barrier();
   for_slots(*A, a->type, [&](int64_t, const Idx &i) {

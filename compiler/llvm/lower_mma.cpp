@@ -106,23 +106,39 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
     gpu::run_bits(*held, gpu::shape_of(v->type), &d);
     return bytes == 4 || d == k_dim || d < 0;
   };
-  Staged sa, sb;
-  sa.k_contig = along_k(a, 1);
-  sb.k_contig = along_k(bm, 0);
-  sa.bytes = sb.bytes = bytes;
-  sa.rows = sa.k_contig ? M : K;
-  sa.row_len = sa.k_contig ? K : M;
-  sb.rows = sb.k_contig ? N : K;
-  sb.row_len = sb.k_contig ? K : N;
+  // Operands a pipeline fetched ahead (llvm/lower_pipeline.cpp) are in
+  // shared memory already, laid out the same way.
+  auto pre_a = prestaged_.find(a), pre_b = prestaged_.find(bm);
+  const bool have_a = pre_a != prestaged_.end(), have_b = pre_b != prestaged_.end();
+  Staged sa = have_a ? pre_a->second : Staged{}, sb = have_b ? pre_b->second : Staged{};
+  if (!have_a) {
+    sa.k_contig = along_k(a, 1);
+    sa.bytes = bytes;
+    sa.rows = sa.k_contig ? M : K;
+    sa.row_len = sa.k_contig ? K : M;
+  }
+  if (!have_b) {
+    sb.k_contig = along_k(bm, 0);
+    sb.bytes = bytes;
+    sb.rows = sb.k_contig ? N : K;
+    sb.row_len = sb.k_contig ? K : N;
+  }
   prepare(acc, *C);
   std::vector<llvm::Value *> d(C->slots());
   for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
-  sa.base = target_->shared_memory(static_cast<unsigned>((M * K + K * N) * bytes));
-  sb.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), sa.base, M * K * bytes);
-  target_->barrier();
-  stage_operand(a, sa, sa.k_contig ? 0 : 1);
-  stage_operand(bm, sb, sb.k_contig ? 1 : 0);
-  target_->barrier();
+  if (!have_a || !have_b) {
+    llvm::Value *base = scratch(static_cast<unsigned>(((have_a ? 0 : M * K) + (have_b ? 0 : K * N)) * bytes));
+    if (!have_a)
+      sa.base = base;
+    if (!have_b)
+      sb.base = have_a ? base : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, M * K * bytes);
+    target_->barrier();
+    if (!have_a)
+      stage_operand(a, sa, sa.k_contig ? 0 : 1);
+    if (!have_b)
+      stage_operand(bm, sb, sb.k_contig ? 1 : 0);
+    target_->barrier();
+  }
 
   llvm::Value *lane = b_.CreateTrunc(lane64_, b_.getInt32Ty());
   llvm::Value *warp = b_.CreateTrunc(warp64_, b_.getInt32Ty());

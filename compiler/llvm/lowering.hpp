@@ -13,6 +13,7 @@
 //   llvm/lower_reduce.cpp    reductions and scans
 //   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
 //   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
+//   llvm/lower_pipeline.cpp  loads feeding a dot fetched ahead with cp.async
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
 //                            conversions through shared memory
@@ -414,7 +415,7 @@ private:
   std::vector<llvm::Value *> slot_values(const ir::Value *v, const Lowered &l);
 
   /// A GPU block held in per-slot SSA values, as a buffer again.
-  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::PHINode *> &vals);
+  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::Value *> &vals);
 
   void make_phis(std::vector<Carried> &cs, llvm::BasicBlock *pre);
 
@@ -431,6 +432,53 @@ private:
   void set_results(const ir::Op &op, const std::vector<Carried> &cs);
 
   void lower_for(const ir::Op &op);
+
+  // ---- software pipelining of dot operands (llvm/lower_pipeline.cpp) ----
+
+  /// A load in a for loop's body whose only use is a tensor-core dot:
+  /// fetched num_stages - 1 iterations ahead with cp.async into a ring of
+  /// shared-memory stages laid out as the dot reads them.
+  struct PipeLoad {
+    const ir::Op *load = nullptr;
+    MapPtr held;       ///< the load's layout: which thread copies which 16 bytes
+    Staged st;         ///< one stage (base: the ring)
+    int row_dim = 0;   ///< the dim along the stored rows
+    int64_t stage_bytes = 0;
+  };
+  struct Pipeline {
+    int stages = 0;
+    std::vector<PipeLoad> loads;
+    std::vector<const ir::Op *> slice; ///< body ops the loads' operands need, in order
+    std::vector<size_t> carried;       ///< carried values they need (index among carried)
+    std::vector<std::vector<llvm::Value *>> ahead; ///< those values num_stages - 1 iterations on
+    std::vector<std::vector<llvm::PHINode *>> ahead_phis;
+    std::vector<std::vector<llvm::Value *>> ahead_next;
+    llvm::PHINode *count = nullptr; ///< iterations done (i32)
+    llvm::Value *count_next = nullptr, *iv_ahead = nullptr;
+    const ir::Op *loop = nullptr;
+    unsigned reserved_before = 0;
+  };
+  /// The loads of for-op `op` to pipeline (none: `loads` is empty).
+  Pipeline plan_pipeline(const ir::Op &op);
+  /// Before the loop: the first num_stages - 1 iterations' copies.
+  void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
+  void pipeline_phis(Pipeline &p, llvm::BasicBlock *pre);
+  /// At the top of the body: wait for this iteration's stage, then issue the
+  /// copies num_stages - 1 iterations ahead.
+  void pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                          llvm::Value *iv);
+  void pipeline_latch(Pipeline &p, llvm::BasicBlock *latch);
+  void pipeline_end(Pipeline &p);
+  /// Evaluates the loads' operands for iteration `iv` with carried values
+  /// `vals`, issues their copies into `stage` where `in_range`, commits, and
+  /// returns the carried values of the next iteration.
+  std::vector<std::vector<llvm::Value *>>
+  pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm::Value *iv,
+                 const std::vector<std::vector<llvm::Value *>> &vals, llvm::Value *stage,
+                 llvm::Value *in_range);
+
+  /// The block's scratch shared memory above what live pipelines hold.
+  llvm::Value *scratch(unsigned bytes);
 
   void lower_while(const ir::Op &op);
 
@@ -478,6 +526,8 @@ private:
   std::unordered_map<const ir::Value *, int> uses_, cost_;
   std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
   std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
+  std::unordered_map<const ir::Value *, Staged> prestaged_; ///< pipelined loads: where they are now
+  unsigned reserved_ = 0; ///< shared memory bytes held by live pipelines
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 

@@ -88,6 +88,16 @@ public:
     (void)k, (void)a, (void)b, (void)c;
     throw std::logic_error("kiln internal error: tensor cores on a target without them");
   }
+  /// cp.async: 16 bytes from global `src` to shared `dst`, zeros where
+  /// `pred` is false (src is then not read); completes in groups.
+  virtual void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) {
+    (void)dst, (void)src, (void)pred;
+    throw std::logic_error("kiln internal error: asynchronous copies on a target without them");
+  }
+  /// Closes the group of copies issued since the last one.
+  virtual void async_commit() {}
+  /// Waits until at most `pending` groups are still in flight (this thread's).
+  virtual void async_wait(int pending) { (void)pending; }
 };
 
 std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l);

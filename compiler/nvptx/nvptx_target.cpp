@@ -38,6 +38,9 @@ public:
   std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                                  const std::vector<llvm::Value *> &b,
                                  const std::vector<llvm::Value *> &c) override;
+  void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) override;
+  void async_commit() override;
+  void async_wait(int pending) override;
 
 private:
   std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
@@ -315,6 +318,21 @@ auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
   for (unsigned i = 0; i < 4; ++i)
     d.push_back(b_.CreateExtractValue(r, i));
   return d;
+}
+
+auto NvptxTarget::async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) -> void {
+  llvm::Value *global = b_.CreateAddrSpaceCast(src, llvm::PointerType::get(ctx_, 1));
+  llvm::Value *bytes = b_.CreateSelect(pred, b_.getInt32(16), b_.getInt32(0));
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
+                     {dst, global, bytes});
+}
+
+auto NvptxTarget::async_commit() -> void {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+}
+
+auto NvptxTarget::async_wait(int pending) -> void {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(pending)});
 }
 
 auto NvptxTarget::barrier() -> void {

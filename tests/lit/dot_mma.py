@@ -6,8 +6,13 @@
 # iterations (the add folds into the mma: no add.f32 in the loop, no
 # conversion inside it) and is converted once, for the store. input_precision
 # "ieee" and out_dtype fp16 keep the exact FMA path.
+# With num_stages = 3 the loads feeding the dot become cp.async copies
+# fetched two iterations ahead into a ring of stages (the loop waits for
+# one group, with one barrier); with num_stages = 1 the loaded registers are
+# stored to shared memory in 16-byte pieces before the dot.
 # RUN: %kiln compile --target cuda:sm_90 --emit ir %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=IR
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-stages 1 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=NOPIPE
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=BF16
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=TF32
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s dot_ieee 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=IEEE
@@ -21,12 +26,20 @@
 # IR: convert_layout
 # IR-NEXT: store
 # F16: .entry matmul_kernel
-# F16: st.shared.v4.b32
+# F16: cp.async.cg.shared.global {{.*}}, 16,
+# F16: cp.async.commit_group
+# F16: cp.async.wait_group 1
+# F16-NEXT: bar.sync
+# F16: cp.async.cg.shared.global {{.*}}, 16,
 # F16: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 # F16: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 # F16-NOT: add.f32
 # F16: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # F16-NOT: .local
+# NOPIPE-NOT: cp.async
+# NOPIPE: st.shared.v4.b32
+# NOPIPE: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+# NOPIPE: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # BF16: ldmatrix.sync.aligned.m8n8.x4
 # BF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 # TF32: ldmatrix.sync.aligned.m8n8.x4.shared.b16
