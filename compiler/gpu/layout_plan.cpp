@@ -1,6 +1,7 @@
 #include "compiler/gpu/layout_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "compiler/gpu/mma_layout.hpp"
 #include "kiln/dtype.hpp"
@@ -29,6 +30,18 @@ LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm)
     : warps_(num_warps), sm_(sm), axis_(p) {
   for (const auto &f : p.functions)
     dots_ += count_dots(f->body);
+  std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
+    for (const ir::Op *o : blk.ops) {
+      for (const ir::Value *v : o->operands)
+        ++uses_[v];
+      for (const ir::Block *r : o->regions)
+        count(*r);
+    }
+  };
+  for (const auto &f : p.functions) {
+    count(f->body);
+    find_fragment_loads(f->body);
+  }
   // Loop-carried layouts feed back into the values they are computed from:
   // iterate until they stop changing (each round can only fill in more).
   for (int round = 0; round < 8; ++round) {
@@ -110,6 +123,28 @@ EncodingPtr LayoutPlan::default_layout(const ir::Type &t) const {
                          static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
 }
 
+void LayoutPlan::find_fragment_loads(const ir::Block &b) {
+  for (const ir::Op *op : b.ops) {
+    for (const ir::Block *r : op->regions)
+      find_fragment_loads(*r);
+    if (op->kind != OpKind::For)
+      continue;
+    // Dots at the top of this loop's body whose A is a load from before the loop.
+    for (const ir::Op *d : op->regions[0]->ops) {
+      if (d->kind != OpKind::Dot)
+        continue;
+      const ir::Value *a = d->operands[0];
+      EncodingPtr e = dot_layout(*d);
+      if (e->kind != Encoding::Kind::Mma || !a->def || a->def->kind != OpKind::Load ||
+          dtype_size(a->type.elem) != 2 || uses_[a] != 1)
+        continue;
+      const bool outside = std::find(b.ops.begin(), b.ops.end(), a->def) != b.ops.end();
+      if (outside)
+        fragment_loads_[a] = dot_operand(0, e, 2);
+    }
+  }
+}
+
 EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
   const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
@@ -154,6 +189,9 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   case OpKind::Arange:
     return nullptr;
   case OpKind::Load:
+    if (auto it = fragment_loads_.find(v); it != fragment_loads_.end())
+      return it->second;
+    [[fallthrough]];
   case OpKind::AtomicRMW:
   case OpKind::AtomicCAS:
     return access_layout(op.operands[0]);

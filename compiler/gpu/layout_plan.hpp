@@ -55,9 +55,14 @@ private:
   EncodingPtr compute(const ir::Value *v);
   EncodingPtr default_layout(const ir::Type &t) const;
   EncodingPtr dot_layout(const ir::Op &op) const;
+  void find_fragment_loads(const ir::Block &b);
 
   int warps_, sm_;
   int dots_ = 0; ///< several dots (attention's chained ones) put warps over M only
+  /// Loads used only as operand A of a tensor-core dot in a loop below them
+  /// (attention's q): loaded straight into the A fragments, once.
+  std::unordered_map<const ir::Value *, EncodingPtr> fragment_loads_;
+  std::unordered_map<const ir::Value *, int> uses_;
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value *, EncodingPtr>
       carried_; ///< block args and results of control flow

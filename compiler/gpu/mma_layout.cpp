@@ -80,7 +80,9 @@ MmaKind mma_kind(DType operand, DType result, const std::string &precision, int6
   return MmaKind::None;
 }
 
-int mma_k(MmaKind k) { return k == MmaKind::TF32 ? 8 : 16; }
+int mma_k(MmaKind k) {
+  return k == MmaKind::TF32 ? 8 : 16;
+}
 
 std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first) {
   int wm = 1, wn = 1;

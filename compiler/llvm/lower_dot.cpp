@@ -22,8 +22,7 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
   prepare(a, *A);
   prepare(bm, *B);
   prepare(acc, *C);
-  llvm::Value *abase =
-      scratch(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+  llvm::Value *abase = scratch(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
   llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
   target_->barrier();
   for_slots(*A, a->type, [&](int64_t, const Idx &i) {

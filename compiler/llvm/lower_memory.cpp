@@ -148,7 +148,8 @@ auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
   const bool has_mask = op.i & 1, has_other = op.i & 2;
   const ir::Value *mask = has_mask ? op.operands[1] : nullptr,
                   *other = has_other ? op.operands[2] : nullptr;
-  const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+  // Its pointer's layout, or the A fragments of the dot it feeds from outside a loop.
+  const MapPtr m = map_for(plan_->layout(res), res->type);
   for (const ir::Value *o : op.operands)
     prepare(o, *m);
   Lowered l;

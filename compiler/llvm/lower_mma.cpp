@@ -14,8 +14,9 @@ auto Lowering::staged_address(const Staged &st, llvm::Value *row, llvm::Value *c
   const int cb = gpu::log2_exact(per_chunk);
   llvm::Value *phase = b_.CreateAnd(b_.CreateLShr(row, gpu::log2_exact(per_phase)), phases - 1);
   llvm::Value *chunk = b_.CreateXor(b_.CreateLShr(col, cb), phase);
-  llvm::Value *at = b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(st.row_len))),
-                                 b_.CreateOr(b_.CreateShl(chunk, cb), b_.CreateAnd(col, per_chunk - 1)));
+  llvm::Value *at =
+      b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(st.row_len))),
+                   b_.CreateOr(b_.CreateShl(chunk, cb), b_.CreateAnd(col, per_chunk - 1)));
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), st.base, b_.CreateMul(at, b_.getInt32(st.bytes)));
 }
 
@@ -45,14 +46,12 @@ auto Lowering::stage_operand(const ir::Value *v, const Staged &st, int row_dim) 
   }
 }
 
-namespace {
 bool is_zero_splat(const ir::Value *v) {
   const ir::Op *d = v->def;
   while (d && (d->kind == OpKind::Splat || d->kind == OpKind::Broadcast))
     d = d->operands[0]->def;
   return d && d->kind == OpKind::Constant && d->f == 0 && d->i == 0;
 }
-} // namespace
 
 auto Lowering::fuse_dot_adds(const ir::Block &blk) -> void {
   std::unordered_map<const ir::Op *, size_t> pos;
@@ -78,6 +77,22 @@ auto Lowering::fuse_dot_adds(const ir::Block &blk) -> void {
       break;
     }
   }
+}
+
+auto Lowering::a_fragments(const ir::Value *a, const gpu::EncodingPtr &operand)
+    -> std::vector<llvm::Value *> {
+  const MapPtr held = map_for(plan_->layout(a), a->type), view = map_for(operand, a->type);
+  if (!gpu::slot_map(*view, *held))
+    return {};
+  prepare(a, *view);
+  std::vector<llvm::Value *> halves(view->slots()), words;
+  for_slots(*view, a->type, [&](int64_t s, const Idx &i) {
+    llvm::Value *h = to_mem(element(a, i), a->type.elem);
+    halves[s] = b_.CreateZExt(b_.CreateBitCast(h, b_.getInt16Ty()), b_.getInt32Ty());
+  });
+  for (size_t s = 0; s + 1 < halves.size(); s += 2)
+    words.push_back(b_.CreateOr(halves[s], b_.CreateShl(halves[s + 1], 16)));
+  return words;
 }
 
 auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
@@ -109,8 +124,15 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
   // Operands a pipeline fetched ahead (llvm/lower_pipeline.cpp) are in
   // shared memory already, laid out the same way.
   auto pre_a = prestaged_.find(a), pre_b = prestaged_.find(bm);
-  const bool have_a = pre_a != prestaged_.end(), have_b = pre_b != prestaged_.end();
-  Staged sa = have_a ? pre_a->second : Staged{}, sb = have_b ? pre_b->second : Staged{};
+  const bool have_b = pre_b != prestaged_.end();
+  // A already in registers as A fragments (attention's p: with warps over M
+  // only, the accumulator layout is operand A's up to the slot order).
+  std::vector<llvm::Value *> a_words;
+  if (pre_a == prestaged_.end() && bytes == 2)
+    a_words = a_fragments(a, gpu::dot_operand(0, enc, 2));
+  const bool have_a = pre_a != prestaged_.end() || !a_words.empty();
+  Staged sa = pre_a != prestaged_.end() ? pre_a->second : Staged{},
+         sb = have_b ? pre_b->second : Staged{};
   if (!have_a) {
     sa.k_contig = along_k(a, 1);
     sa.bytes = bytes;
@@ -127,7 +149,8 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
   std::vector<llvm::Value *> d(C->slots());
   for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
   if (!have_a || !have_b) {
-    llvm::Value *base = scratch(static_cast<unsigned>(((have_a ? 0 : M * K) + (have_b ? 0 : K * N)) * bytes));
+    llvm::Value *base =
+        scratch(static_cast<unsigned>(((have_a ? 0 : M * K) + (have_b ? 0 : K * N)) * bytes));
     if (!have_a)
       sa.base = base;
     if (!have_b)
@@ -153,21 +176,20 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
     llvm::Value *m0 = add(i32(16 * mi * wm), b_.CreateMul(wid_m, i32(16)));
     llvm::Value *mrow = add(m0, add(b_.CreateMul(j_lo, i32(8)), r8));
     llvm::Value *at =
-        sa.k_contig
-            ? staged_address(sa, mrow, b_.CreateMul(add(i32(ks * 2), j_hi), i32(per_chunk)))
-            : staged_address(sa, add(i32(ks * ks_len), add(b_.CreateMul(j_hi, i32(8)), r8)),
-                             add(m0, b_.CreateMul(j_lo, i32(8))));
+        sa.k_contig ? staged_address(sa, mrow, b_.CreateMul(add(i32(ks * 2), j_hi), i32(per_chunk)))
+                    : staged_address(sa, add(i32(ks * ks_len), add(b_.CreateMul(j_hi, i32(8)), r8)),
+                                     add(m0, b_.CreateMul(j_lo, i32(8))));
     return target_->load_matrices(at, 4, !sa.k_contig);
   };
   // B: tiles t and t + 1 (matrices j >> 1), k chunk j & 1.
   auto load_b = [&](int64_t t, int count) {
     return [&, t, count](int64_t ks) {
       llvm::Value *tile = count == 4 ? add(i32(t), j_hi) : i32(t);
-      llvm::Value *n0 =
-          add(b_.CreateMul(tile, i32(8 * wn)), b_.CreateMul(wid_n, i32(8)));
+      llvm::Value *n0 = add(b_.CreateMul(tile, i32(8 * wn)), b_.CreateMul(wid_n, i32(8)));
       llvm::Value *at =
           sb.k_contig
-              ? staged_address(sb, add(n0, r8), b_.CreateMul(add(i32(ks * 2), j_lo), i32(per_chunk)))
+              ? staged_address(sb, add(n0, r8),
+                               b_.CreateMul(add(i32(ks * 2), j_lo), i32(per_chunk)))
               : staged_address(sb, add(i32(ks * ks_len), add(b_.CreateMul(j_lo, i32(8)), r8)), n0);
       return target_->load_matrices(at, count, !sb.k_contig);
     };
@@ -175,8 +197,16 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
   const int nb = gpu::log2_exact(reps_n);
   for (int64_t ks = 0; ks < K / ks_len; ++ks) {
     std::vector<std::vector<llvm::Value *>> af, bf(reps_n);
-    for (int64_t mi = 0; mi < reps_m; ++mi)
-      af.push_back(load_a(mi, ks));
+    const int kb = gpu::log2_exact(K / ks_len);
+    for (int64_t mi = 0; mi < reps_m; ++mi) {
+      if (a_words.empty()) {
+        af.push_back(load_a(mi, ks));
+        continue;
+      }
+      // Word r | ks << 2 | mi << (2 + kb): slot bits k0, m3, k3, then k steps, then m tiles.
+      const int64_t w0 = (ks << 2) | (mi << (2 + kb));
+      af.emplace_back(a_words.begin() + w0, a_words.begin() + w0 + 4);
+    }
     for (int64_t t = 0; t < reps_n; t += 2) {
       const int count = t + 1 < reps_n ? 4 : 2;
       std::vector<llvm::Value *> w = load_b(t, count)(ks);

@@ -20,13 +20,6 @@ namespace kiln::llvmgen::detail {
 
 namespace {
 
-bool zero_splat(const ir::Value *v) {
-  const ir::Op *d = v->def;
-  while (d && (d->kind == OpKind::Splat || d->kind == OpKind::Broadcast))
-    d = d->operands[0]->def;
-  return d && d->kind == OpKind::Constant && d->f == 0 && d->i == 0;
-}
-
 void collect_nested(const ir::Block &b, std::unordered_set<const ir::Op *> &out) {
   for (const ir::Op *op : b.ops) {
     out.insert(op);
@@ -90,8 +83,8 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
       continue;
     const ir::Value *res = l->result();
     auto u = user.find(res);
-    if (!res->type.is_block() || uses_[res] != 1 || u == user.end() || u->second->kind != OpKind::Dot ||
-        dtype_size(res->type.elem) != 2 ||
+    if (!res->type.is_block() || uses_[res] != 1 || u == user.end() ||
+        u->second->kind != OpKind::Dot || dtype_size(res->type.elem) != 2 ||
         plan_->layout(u->second->result())->kind != gpu::Encoding::Kind::Mma)
       continue;
     const ir::Op &dot = *u->second;
@@ -100,7 +93,7 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
       continue;
     const bool has_mask = l->i & 1, has_other = l->i & 2;
     const ir::Value *ptr = l->operands[0], *mask = has_mask ? l->operands[1] : nullptr;
-    if (has_other && !zero_splat(l->operands[2]))
+    if (has_other && !is_zero_splat(l->operands[2]))
       continue;
     PipeLoad pl;
     pl.load = l;
@@ -199,7 +192,8 @@ auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vecto
   for (size_t k : p.carried)
     vals.push_back(cs[k].init_slots);
   for (int j = 0; j + 1 < p.stages; ++j) {
-    llvm::Value *iv = b_.CreateAdd(lo, b_.CreateMul(step, llvm::ConstantInt::get(lo->getType(), j)));
+    llvm::Value *iv =
+        b_.CreateAdd(lo, b_.CreateMul(step, llvm::ConstantInt::get(lo->getType(), j)));
     llvm::Value *ok = sg ? b_.CreateICmpSLT(iv, hi) : b_.CreateICmpULT(iv, hi);
     vals = pipeline_issue(p, cs, iv, vals, b_.getInt32(j), ok);
   }
@@ -234,7 +228,8 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
   }
   llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
-  llvm::Value *ahead = b_.CreateAdd(iv, b_.CreateMul(step, llvm::ConstantInt::get(iv->getType(), d)));
+  llvm::Value *ahead =
+      b_.CreateAdd(iv, b_.CreateMul(step, llvm::ConstantInt::get(iv->getType(), d)));
   llvm::Value *ok = sg ? b_.CreateICmpSLT(ahead, hi) : b_.CreateICmpULT(ahead, hi);
   std::vector<std::vector<llvm::Value *>> vals;
   for (const auto &ps : p.ahead_phis)

@@ -69,6 +69,9 @@ struct Lowered {
       map; ///< GPU: which thread and slot holds each element of `buf`
 };
 
+/// A block of zeros (tl.zeros, a dot's default accumulator, `other=0.0`).
+bool is_zero_splat(const ir::Value *v);
+
 class Lowering {
   // The targets build on the shared helpers (types, rounding, memory forms).
   friend class NvptxTarget;
@@ -382,6 +385,10 @@ private:
   /// becomes the dot's result (no add per element per iteration).
   void fuse_dot_adds(const ir::Block &b);
 
+  /// Operand A of 16-bit elements as mma A-fragment words (two halves each),
+  /// when its layout holds every fragment in the right thread; else empty.
+  std::vector<llvm::Value *> a_fragments(const ir::Value *a, const gpu::EncodingPtr &operand);
+
   /// Writes held (or recomputed) operand `v`, dim `row_dim` along the rows.
   void stage_operand(const ir::Value *v, const Staged &st, int row_dim);
 
@@ -440,9 +447,9 @@ private:
   /// shared-memory stages laid out as the dot reads them.
   struct PipeLoad {
     const ir::Op *load = nullptr;
-    MapPtr held;       ///< the load's layout: which thread copies which 16 bytes
-    Staged st;         ///< one stage (base: the ring)
-    int row_dim = 0;   ///< the dim along the stored rows
+    MapPtr held;     ///< the load's layout: which thread copies which 16 bytes
+    Staged st;       ///< one stage (base: the ring)
+    int row_dim = 0; ///< the dim along the stored rows
     int64_t stage_bytes = 0;
   };
   struct Pipeline {

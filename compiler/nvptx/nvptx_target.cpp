@@ -290,8 +290,8 @@ auto NvptxTarget::load_matrices(llvm::Value *row, int count, bool trans)
                            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
                            llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
   const int which = count == 4 ? 2 : count == 2 ? 1 : 0;
-  llvm::Value *r = b_.CreateIntrinsic(trans ? transposed[which] : plain[which], {row->getType()},
-                                      {row});
+  llvm::Value *r =
+      b_.CreateIntrinsic(trans ? transposed[which] : plain[which], {row->getType()}, {row});
   if (count == 1)
     return {r};
   std::vector<llvm::Value *> out;
@@ -310,9 +310,10 @@ auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
     for (llvm::Value *w : *part)
       args.push_back(k == gpu::MmaKind::F16 ? b_.CreateBitCast(w, h2) : w);
   args.insert(args.end(), c.begin(), c.end());
-  const llvm::Intrinsic::ID id = k == gpu::MmaKind::F16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
-                                 : k == gpu::MmaKind::BF16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                                           : llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+  const llvm::Intrinsic::ID id =
+      k == gpu::MmaKind::F16    ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
+      : k == gpu::MmaKind::BF16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                : llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
   llvm::Value *r = b_.CreateIntrinsic(id, {}, args);
   std::vector<llvm::Value *> d;
   for (unsigned i = 0; i < 4; ++i)
