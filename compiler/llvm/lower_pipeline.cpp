@@ -20,6 +20,8 @@ namespace kiln::llvmgen::detail {
 
 namespace {
 
+constexpr int64_t kMaxRingBytes = 160 * 1024;
+
 void collect_nested(const ir::Block &b, std::unordered_set<const ir::Op *> &out) {
   for (const ir::Op *op : b.ops) {
     out.insert(op);
@@ -125,7 +127,14 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
     if (slice.count(o))
       p.slice.push_back(o);
   p.carried.assign(carried.begin(), carried.end());
+  // Fewer stages where num_stages of them would not fit beside the body's
+  // own scratch in the H100/H200's 227 KiB (Triton fails such a launch).
+  int64_t per_stage = 0;
+  for (const PipeLoad &pl : p.loads)
+    per_stage += pl.stage_bytes;
   p.stages = opts_.num_stages;
+  while (p.stages > 2 && p.stages * per_stage > kMaxRingBytes)
+    --p.stages;
   p.loop = &op;
   return p;
 }

@@ -353,10 +353,10 @@ private:
   /// gives each run its lanes' prefix, shared memory the warps' prefix.
   void lower_scan_gpu(const ir::Op &op);
 
-  /// tl.dot on the GPU with FMAs: both operands go to shared memory (a
-  /// transposed, so that a warp's reads of one k are consecutive), then each
-  /// thread runs over k for its own accumulator slots. Correct for any
-  /// shape; the tensor-core path replaces it later.
+  /// tl.dot on the GPU: on tensor cores where the plan gave the result the
+  /// mma layout (lower_dot_mma), else with FMAs: both operands go to shared
+  /// memory (a transposed, so that a warp's reads of one k are consecutive),
+  /// then each thread runs over k for its own accumulator slots.
   void lower_dot_gpu(const ir::Op &op);
 
   void lower_scan(const ir::Op &op);
