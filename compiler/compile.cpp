@@ -178,7 +178,8 @@ void Compilation::optimize() {
   CompiledKernel &k = s.out.kernel;
   s.tm = llvmgen::target_machine(s.r.target, s.r.options);
   llvmgen::LoweringResult lowered = llvmgen::lower_tile_ir(
-      s.gen->program, s.r.options, s.gpu() ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, s.ctx);
+      s.gen->program, s.r.options, s.gpu() ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, s.ctx,
+      s.r.target.sm);
   s.gen.reset(); // the tile IR is done with
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include "compiler/gpu/layout.hpp"
+#include "compiler/gpu/mma_layout.hpp"
 
 using namespace kiln::gpu;
 
@@ -82,4 +83,64 @@ TEST_CASE("layout: a column-major load runs along dim 0") {
   CHECK(dim == 0);
   CHECK(m.reg[0] == dim_offset({64, 32}, 0));
   CHECK(drop_dim_bits(0b1111100000, {64, 32}, 1) == 0b11111);
+}
+
+TEST_CASE("layout: the mma accumulator of one warp is PTX's m16n8 fragment") {
+  // Index bits 0-2 are the column, 3-6 the row: c0..c3 at row g (+8), column 2t (+1).
+  const BitMap m = map_of(*mma({1, 1}), {16, 8}, 1);
+  CHECK(m.reg == std::vector<int>{0, 6});
+  CHECK(lanes(m) == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(m.warp.empty());
+}
+
+TEST_CASE("layout: mma warps tile M and N, the tile repeats in registers, N tiles first") {
+  const std::array<int, 2> w = mma_warps(128, 128, 4, false);
+  CHECK(w == std::array<int, 2>{2, 2});
+  const BitMap m = map_of(*mma(w), {128, 128}, 4);
+  CHECK(m.reg == std::vector<int>{0, 10, 4, 5, 6, 12, 13});
+  CHECK(lanes(m) == std::vector<int>{1, 2, 7, 8, 9});
+  CHECK(m.warp == std::vector<int>{3, 11});
+  CHECK(mma_warps(128, 256, 8, false) == std::array<int, 2>{2, 4});
+  CHECK(mma_warps(128, 64, 4, true) == std::array<int, 2>{4, 1});
+  // Too small for every warp: the rest hold copies.
+  CHECK(mma_warps(16, 16, 4, false) == std::array<int, 2>{1, 2});
+  CHECK(map_of(*mma({1, 2}), {16, 16}, 4).copy_warp_mask() == 0b10);
+}
+
+TEST_CASE("layout: a row reduction of the mma layout, broadcast back, needs no conversion") {
+  const EncodingPtr e = mma({4, 1});
+  const BitMap parent = map_of(*e, {128, 64}, 4);
+  const BitMap rows = map_of(*slice(e, 1), {128}, 4);
+  CHECK(rows == drop_dim(parent, {128, 64}, 1));
+  CHECK(slot_map(view_through_broadcast(parent, {128, 64}, {128, 1}), rows));
+}
+
+TEST_CASE("layout: dot operand fragments; with warps only over M the accumulator is operand A") {
+  // A (16-bit): a0..a7 at row g (+8 bit 1), column 2t (+1 bit 0, +8 bit 2).
+  const BitMap a = map_of(*dot_operand(0, mma({1, 1}), 2), {16, 16}, 1);
+  CHECK(a.reg == std::vector<int>{0, 7, 3});
+  CHECK(lanes(a) == std::vector<int>{1, 2, 4, 5, 6});
+  // B (16-bit, K x N): b0..b3 at row 2t (+1 bit 0, +8 bit 1), column g.
+  const BitMap b = map_of(*dot_operand(1, mma({1, 1}), 2), {16, 8}, 1);
+  CHECK(b.reg == std::vector<int>{3, 6});
+  CHECK(lanes(b) == std::vector<int>{4, 5, 0, 1, 2});
+  // tf32 A: a0..a3 at row g (+8 bit 0), column t (+4 bit 1).
+  const BitMap t = map_of(*dot_operand(0, mma({1, 1}), 4), {16, 8}, 1);
+  CHECK(t.reg == std::vector<int>{6, 2});
+  // Attention's p = softmax(q k^T) feeds the next dot from registers.
+  const EncodingPtr acc = mma({4, 1});
+  CHECK(slot_map(map_of(*dot_operand(0, acc, 2), {128, 64}, 4), map_of(*acc, {128, 64}, 4)));
+  // Warps over N hold copies of A.
+  CHECK(map_of(*dot_operand(0, mma({2, 2}), 2), {128, 32}, 4).warp == std::vector<int>{-1, 9});
+}
+
+TEST_CASE("layout: which dots run on tensor cores") {
+  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 128, 128, 32, 90) == MmaKind::F16);
+  CHECK(mma_kind(kiln::DType::bf16, kiln::DType::f32, "tf32", 16, 16, 16, 80) == MmaKind::BF16);
+  CHECK(mma_kind(kiln::DType::f32, kiln::DType::f32, "tf32", 64, 64, 16, 90) == MmaKind::TF32);
+  CHECK(mma_kind(kiln::DType::f32, kiln::DType::f32, "ieee", 64, 64, 16, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f16, "tf32", 64, 64, 16, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 8, 64, 16, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 64, 64, 16, 75) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::i8, kiln::DType::i32, "tf32", 64, 64, 32, 90) == MmaKind::None);
 }

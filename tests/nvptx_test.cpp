@@ -85,8 +85,10 @@ TEST_CASE("nvptx: 2-D tiles: dot, scans, reductions on either axis, attention co
                    {h, h, h, h, 0.125, 150, kiln::arg("HEAD_DIM", 64), kiln::arg("BLOCK_M", 64), kiln::arg("BLOCK_N", 32),
                     kiln::arg("CAUSAL", true)});
   check_gpu_binary(a);
-  // fp16 rows of 8 move as 4 words (PTX vectors have at most 4 elements).
-  CHECK(a.stages.at("ptx").find("ld.global.v4.b32") != std::string::npos);
+  // fp16 rows of 8 move as 16 bytes: k and v by cp.async (fetched ahead for
+  // the dots), the output by 4 words (PTX vectors have at most 4 elements).
+  CHECK(a.stages.at("ptx").find("cp.async.cg.shared.global") != std::string::npos);
+  CHECK(a.stages.at("ptx").find("st.global.v4.b32") != std::string::npos);
   CHECK(a.stages.at("ptx").find(".v8.") == std::string::npos);
 }
 

@@ -525,6 +525,25 @@ Val tl_split(IrGen &g, CallArgs &a) {
 
 // ---- linear algebra ----
 
+// Triton's input_precision: "tf32" (its default for fp32 on CUDA), "tf32x3"
+// or "ieee"; allow_tf32=False (the older spelling) means "ieee". The GPU
+// lowering reads it to choose tensor cores or exact FMAs for fp32 operands.
+std::string dot_precision(IrGen &g, CallArgs &a) {
+  const Val *p = optional_arg(a, 3, "input_precision");
+  if (p && !p->is_none()) {
+    if (!p->is_const() || p->c.kind != ConstValue::Kind::Str)
+      g.fail("tl.dot's input_precision must be a string: \"tf32\", \"tf32x3\" or \"ieee\"");
+    const std::string s = p->c.s;
+    if (s != "tf32" && s != "tf32x3" && s != "ieee")
+      g.fail("tl.dot's input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + s + "\"");
+    return s;
+  }
+  const Val *allow = optional_arg(a, 4, "allow_tf32");
+  if (allow && allow->is_const() && allow->c.kind == ConstValue::Kind::Bool && !allow->c.b)
+    return "ieee";
+  return "tf32";
+}
+
 Val tl_dot(IrGen &g, CallArgs &a) {
   ir::Value *x = tensor_arg(g, a, 0, "input", "tl.dot");
   ir::Value *y = tensor_arg(g, a, 1, "other", "tl.dot");
@@ -555,7 +574,9 @@ Val tl_dot(IrGen &g, CallArgs &a) {
     acc = out.is_float() ? g.builder().constant_float(out, 0) : g.builder().constant_int(out, 0);
     acc = g.sem().broadcast_to(acc, rt);
   }
-  return Val::tensor(g.builder().create(OpKind::Dot, {x, y, acc}, {rt})->result());
+  ir::Op *dot = g.builder().create(OpKind::Dot, {x, y, acc}, {rt});
+  dot->str = dot_precision(g, a);
+  return Val::tensor(dot->result());
 }
 
 // ---- helpers ----

@@ -1,5 +1,7 @@
 #include "compiler/gpu/layout.hpp"
 
+#include "compiler/gpu/mma_layout.hpp"
+
 #include <algorithm>
 #include <functional>
 #include <stdexcept>
@@ -81,6 +83,10 @@ int64_t tile(const Encoding &e, int d) {
     return tile(*e.parent, d >= e.dim ? d + 1 : d);
   case Encoding::Kind::Linear:
     return e.linear_shape[d];
+  case Encoding::Kind::Mma:
+    return int64_t{d == 0 ? 16 : 8} * e.mma_warps[d];
+  case Encoding::Kind::DotOperand:
+    return tile(*e.parent, d);
   }
   return 1;
 }
@@ -124,6 +130,9 @@ int Encoding::rank() const {
     return parent->rank() - 1;
   case Kind::Linear:
     return static_cast<int>(linear_shape.size());
+  case Kind::Mma:
+  case Kind::DotOperand:
+    return 2;
   }
   return 0;
 }
@@ -137,6 +146,11 @@ std::string Encoding::str() const {
     return "#slice<dim=" + std::to_string(dim) + " " + parent->str() + ">";
   case Kind::Linear:
     return "#linear<" + linear.str() + ">";
+  case Kind::Mma:
+    return "#mma<warps=" + list({mma_warps[0], mma_warps[1]}) + ">";
+  case Kind::DotOperand:
+    return "#dot_operand<" + std::to_string(dim) + " " + parent->str() +
+           " bytes=" + std::to_string(elem_bytes) + ">";
   }
   return "";
 }
@@ -219,6 +233,9 @@ BitMap map_of(const Encoding &e, const Shape &shape, int num_warps) {
       parent_shape = e.parent->linear_shape;
     return drop_dim(map_of(*e.parent, parent_shape, num_warps), parent_shape, e.dim);
   }
+  case Encoding::Kind::Mma:
+  case Encoding::Kind::DotOperand:
+    return mma_map(e, shape, num_warps);
   case Encoding::Kind::Blocked:
     break;
   }

@@ -7,6 +7,8 @@
 //   of dims, fastest first), `slice` (a blocked parent with one dim reduced
 //   away, so expand_dims + broadcast back needs no data movement) or
 //   `linear` (a BitMap for one shape, what a reshape or transpose leaves);
+//   Tensor cores add `mma` (an accumulator) and `dot_operand` (its A and B
+//   fragments), gpu/mma_layout.hpp;
 // - a BitMap is an encoding applied to one shape. Every dim is a power of
 //   two, so the row-major index of an element has a fixed number of bits,
 //   and each bit of a thread's register slot, lane and warp number sets
@@ -54,7 +56,7 @@ struct Encoding;
 using EncodingPtr = std::shared_ptr<const Encoding>;
 
 struct Encoding {
-  enum class Kind : uint8_t { Blocked, Slice, Linear };
+  enum class Kind : uint8_t { Blocked, Slice, Linear, Mma, DotOperand };
   Kind kind = Kind::Blocked;
   // Blocked: one entry per dim; order[0] is the fastest dim.
   std::vector<int> size_per_thread, threads_per_warp, warps_per_cta, order;
@@ -64,6 +66,10 @@ struct Encoding {
   // Linear: a map for exactly `linear_shape`.
   BitMap linear;
   Shape linear_shape;
+  // Mma (gpu/mma_layout.hpp): warps over M and N. DotOperand: operand
+  // `dim` (0: A, 1: B) of the Mma `parent`, elements of `elem_bytes`.
+  std::array<int, 2> mma_warps{1, 1};
+  int elem_bytes = 2;
 
   int rank() const;
   std::string str() const;

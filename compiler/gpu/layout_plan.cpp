@@ -1,7 +1,9 @@
 #include "compiler/gpu/layout_plan.hpp"
 
 #include <algorithm>
+#include <functional>
 
+#include "compiler/gpu/mma_layout.hpp"
 #include "kiln/dtype.hpp"
 
 namespace kiln::gpu {
@@ -12,7 +14,34 @@ Shape shape_of(const ir::Type &t) {
   return Shape(t.shape.begin(), t.shape.begin() + t.rank);
 }
 
-LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps) : warps_(num_warps), axis_(p) {
+namespace {
+int count_dots(const ir::Block &b) {
+  int n = 0;
+  for (const ir::Op *op : b.ops) {
+    n += op->kind == ir::OpKind::Dot;
+    for (const ir::Block *r : op->regions)
+      n += count_dots(*r);
+  }
+  return n;
+}
+} // namespace
+
+LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm)
+    : warps_(num_warps), sm_(sm), axis_(p) {
+  for (const auto &f : p.functions)
+    dots_ += count_dots(f->body);
+  std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
+    for (const ir::Op *o : blk.ops) {
+      for (const ir::Value *v : o->operands)
+        ++uses_[v];
+      for (const ir::Block *r : o->regions)
+        count(*r);
+    }
+  };
+  for (const auto &f : p.functions) {
+    count(f->body);
+    find_fragment_loads(f->body);
+  }
   // Loop-carried layouts feed back into the values they are computed from:
   // iterate until they stop changing (each round can only fill in more).
   for (int round = 0; round < 8; ++round) {
@@ -94,6 +123,38 @@ EncodingPtr LayoutPlan::default_layout(const ir::Type &t) const {
                          static_cast<int>(std::clamp<int64_t>(per_thread, 1, 4)));
 }
 
+void LayoutPlan::find_fragment_loads(const ir::Block &b) {
+  for (const ir::Op *op : b.ops) {
+    for (const ir::Block *r : op->regions)
+      find_fragment_loads(*r);
+    if (op->kind != OpKind::For)
+      continue;
+    // Dots at the top of this loop's body whose A is a load from before the loop.
+    for (const ir::Op *d : op->regions[0]->ops) {
+      if (d->kind != OpKind::Dot)
+        continue;
+      const ir::Value *a = d->operands[0];
+      EncodingPtr e = dot_layout(*d);
+      if (e->kind != Encoding::Kind::Mma || !a->def || a->def->kind != OpKind::Load ||
+          dtype_size(a->type.elem) != 2 || uses_[a] != 1)
+        continue;
+      const bool outside = std::find(b.ops.begin(), b.ops.end(), a->def) != b.ops.end();
+      if (outside)
+        fragment_loads_[a] = dot_operand(0, e, 2);
+    }
+  }
+}
+
+EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
+  const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
+  if (mma_kind(a.elem, r.elem, op.str, M, N, K, sm_) == MmaKind::None)
+    return default_layout(r);
+  // Chained dots (attention) keep rows within a warp so that the row
+  // reductions between them need no shared memory.
+  return mma(mma_warps(M, N, warps_, dots_ > 1 && M >= 16 * warps_));
+}
+
 EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
   if (EncodingPtr e = natural(ptr))
     return e; // the addresses come from data some layout already holds
@@ -128,6 +189,9 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   case OpKind::Arange:
     return nullptr;
   case OpKind::Load:
+    if (auto it = fragment_loads_.find(v); it != fragment_loads_.end())
+      return it->second;
+    [[fallthrough]];
   case OpKind::AtomicRMW:
   case OpKind::AtomicCAS:
     return access_layout(op.operands[0]);
@@ -136,7 +200,7 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   case OpKind::Scan:
     return scan_blocked(shape_of(v->type), op.axis, warps_);
   case OpKind::Dot:
-    return default_layout(v->type);
+    return dot_layout(op);
   case OpKind::Gather:
     return layout(op.operands[1]); // read from shared memory in the index's layout
   case OpKind::For:

@@ -5,7 +5,9 @@
 // axis info asks for (runs along the most contiguous dim, up to 16 bytes per
 // thread, lanes then warps along it so accesses coalesce); a reduction's
 // result is a slice of its input's layout; a scan takes a layout where each
-// thread holds one run along the axis; a dot's result a blocked layout; a
+// thread holds one run along the axis; a dot's result the tensor cores'
+// accumulator layout where it runs on them (gpu/mma_layout.hpp; loop-carried
+// accumulators keep it across iterations), else a blocked layout; a
 // gather's result the layout of its index (it reads its source from shared
 // memory).
 // Elementwise and shape ops inherit the layout of their first operand that
@@ -32,7 +34,8 @@ Shape shape_of(const ir::Type &t);
 
 class LayoutPlan {
 public:
-  LayoutPlan(const ir::Program &p, int num_warps);
+  /// `sm`: the compute capability * 10 (0: no tensor cores).
+  LayoutPlan(const ir::Program &p, int num_warps, int sm = 0);
 
   int num_warps() const { return warps_; }
   /// The layout `v` comes with, or null when it is recomputable anywhere.
@@ -51,8 +54,15 @@ private:
   void carry(const ir::Value *v, const EncodingPtr &e, bool &changed);
   EncodingPtr compute(const ir::Value *v);
   EncodingPtr default_layout(const ir::Type &t) const;
+  EncodingPtr dot_layout(const ir::Op &op) const;
+  void find_fragment_loads(const ir::Block &b);
 
-  int warps_;
+  int warps_, sm_;
+  int dots_ = 0; ///< several dots (attention's chained ones) put warps over M only
+  /// Loads used only as operand A of a tensor-core dot in a loop below them
+  /// (attention's q): loaded straight into the A fragments, once.
+  std::unordered_map<const ir::Value *, EncodingPtr> fragment_loads_;
+  std::unordered_map<const ir::Value *, int> uses_;
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value *, EncodingPtr>
       carried_; ///< block args and results of control flow

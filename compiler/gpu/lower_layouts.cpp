@@ -134,8 +134,7 @@ auto Lowering::prepare_tree(const ir::Value *v, const gpu::BitMap &view,
 auto Lowering::to_shared(const ir::Value *v, const Lowered &from) -> llvm::Value * {
   llvm::Type *et = reg_type(v->type.element());
   const int64_t n = v->type.numel();
-  llvm::Value *base =
-      target_->shared_memory(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
+  llvm::Value *base = scratch(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
   target_->barrier();
   for (int64_t s = 0; s < from.map->slots(); ++s)
     b_.CreateStore(b_.CreateLoad(et, slot_ptr(v->type, from.buf, s)),

@@ -78,6 +78,7 @@ private:
       break;
     case OpKind::Assert:
     case OpKind::Print: os_ << " \"" << op.str << "\""; break;
+    case OpKind::Dot: os_ << " precision=" << op.str; break;
     default: break;
     }
     if (!op.results.empty()) {

@@ -34,7 +34,7 @@ auto Lowering::slot_values(const ir::Value *v, const Lowered &l) -> std::vector<
 }
 
 auto Lowering::slots_buffer(const Type &t, const MapPtr &m,
-                            const std::vector<llvm::PHINode *> &vals) -> Lowered {
+                            const std::vector<llvm::Value *> &vals) -> Lowered {
   Lowered l;
   l.map = m;
   l.buf = alloc_buffer(t, m.get());
@@ -64,7 +64,7 @@ auto Lowering::bind_carried(const std::vector<Carried> &cs, const std::vector<ir
     -> void {
   for (size_t i = 0; i < cs.size(); ++i) {
     if (cs[i].map)
-      vals_[args[i]] = slots_buffer(args[i]->type, cs[i].map, cs[i].slots);
+      vals_[args[i]] = slots_buffer(args[i]->type, cs[i].map, {cs[i].slots.begin(), cs[i].slots.end()});
     else
       set(args[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
   }
@@ -103,7 +103,8 @@ auto Lowering::add_incoming(const std::vector<Carried> &cs,
 auto Lowering::set_results(const ir::Op &op, const std::vector<Carried> &cs) -> void {
   for (size_t i = 0; i < cs.size(); ++i) {
     if (cs[i].map)
-      vals_[op.results[i]] = slots_buffer(op.results[i]->type, cs[i].map, cs[i].slots);
+      vals_[op.results[i]] = slots_buffer(op.results[i]->type, cs[i].map,
+                                           {cs[i].slots.begin(), cs[i].slots.end()});
     else
       set(op.results[i], cs[i].buf_a ? nullptr : cs[i].phi, cs[i].buf_a ? cs[i].phi : nullptr);
   }
@@ -117,6 +118,9 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   const ir::Block &body = *op.regions[0];
   std::vector<Carried> cs =
       start_carried(inits, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
+  Pipeline pipe = plan_pipeline(op);
+  if (!pipe.loads.empty())
+    pipeline_prologue(pipe, op, cs);
 
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *head = new_bb("for"), *loop_body = new_bb("for.body"),
@@ -126,6 +130,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   llvm::PHINode *iv = b_.CreatePHI(lo->getType(), 2, "iv");
   iv->addIncoming(lo, pre);
   make_phis(cs, pre);
+  if (!pipe.loads.empty())
+    pipeline_phis(pipe, pre);
   // range() semantics: a negative step counts down.
   llvm::Value *up = sg ? b_.CreateICmpSLT(iv, hi) : b_.CreateICmpULT(iv, hi);
   llvm::Value *cond = up;
@@ -137,6 +143,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   b_.CreateCondBr(cond, loop_body, exit);
 
   b_.SetInsertPoint(loop_body);
+  if (!pipe.loads.empty())
+    pipeline_iteration(pipe, op, cs, iv);
   set(body.args[0], iv, nullptr);
   bind_carried(cs, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
   lower_ops(body, /*stop_at_terminator=*/true);
@@ -146,8 +154,12 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   llvm::BasicBlock *latch = b_.GetInsertBlock();
   iv->addIncoming(iv_next, latch);
   add_incoming(cs, next, latch);
+  if (!pipe.loads.empty())
+    pipeline_latch(pipe, latch);
   b_.CreateBr(head);
   b_.SetInsertPoint(exit);
+  if (!pipe.loads.empty())
+    pipeline_end(pipe);
   set_results(op, cs);
 }
 

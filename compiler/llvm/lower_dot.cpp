@@ -1,4 +1,5 @@
-// tl.dot: loops on the CPU; FMAs over operands in shared memory on the GPU.
+// tl.dot: loops on the CPU; on the GPU tensor cores where the layout plan
+// chose them (llvm/lower_mma.cpp), else FMAs over operands in shared memory.
 #include "compiler/llvm/lowering.hpp"
 
 #include <llvm/IR/Intrinsics.h>
@@ -8,6 +9,9 @@
 namespace kiln::llvmgen::detail {
 
 auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
+  // The layout plan gave the result the mma layout where tensor cores apply.
+  if (plan_->layout(op.result())->kind == gpu::Encoding::Kind::Mma)
+    return lower_dot_mma(op);
   const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
                   *res = op.result();
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
@@ -18,8 +22,7 @@ auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
   prepare(a, *A);
   prepare(bm, *B);
   prepare(acc, *C);
-  llvm::Value *abase =
-      target_->shared_memory(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
+  llvm::Value *abase = scratch(static_cast<unsigned>((K * M + K * N) * type_bytes(rt)));
   llvm::Value *bbase = b_.CreateConstInBoundsGEP1_64(rt, abase, K * M);
   target_->barrier();
   for_slots(*A, a->type, [&](int64_t, const Idx &i) {

@@ -217,11 +217,14 @@ auto Lowering::once(const std::function<void()> &f) -> void {
 
 auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
   const ir::Value *res = op.result(), *ptr = op.operands[0];
+  if (prestaged_.count(res))
+    return; // fetched ahead into shared memory, where its dot reads it
   const Type et = res->type.element();
   const bool has_mask = op.i & 1, has_other = op.i & 2;
   const ir::Value *mask = has_mask ? op.operands[1] : nullptr,
                   *other = has_other ? op.operands[2] : nullptr;
-  const MapPtr m = map_for(plan_->access_layout(ptr), res->type);
+  // Its pointer's layout, or the A fragments of the dot it feeds from outside a loop.
+  const MapPtr m = map_for(plan_->layout(res), res->type);
   for (const ir::Value *o : op.operands)
     prepare(o, *m);
   Lowered l;
@@ -465,7 +468,7 @@ auto Lowering::from_mem(llvm::Value *v, DType t) -> llvm::Value * {
 
 auto Lowering::from_thread0(llvm::Type *t, const std::function<llvm::Value *()> &f)
     -> llvm::Value * {
-  llvm::Value *slot = target_->shared_memory(8);
+  llvm::Value *slot = scratch(8);
   target_->barrier();
   llvm::BasicBlock *yes = new_bb("thread0"), *done = new_bb("thread0.end");
   b_.CreateCondBr(b_.CreateICmpEQ(tid64_, b_.getInt64(0)), yes, done);

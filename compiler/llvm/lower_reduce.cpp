@@ -65,8 +65,7 @@ auto Lowering::lower_reduce_gpu(const ir::Op &op) -> void {
     const int64_t W = int64_t{1} << wbits.size(), rn = int64_t{1} << R->bits;
     llvm::Type *rt = reg_type(et);
     const unsigned vbytes = static_cast<unsigned>(W * rn * type_bytes(rt));
-    llvm::Value *vals =
-        target_->shared_memory(vbytes + static_cast<unsigned>(arg ? W * rn * 4 : 0));
+    llvm::Value *vals = scratch(vbytes + static_cast<unsigned>(arg ? W * rn * 4 : 0));
     llvm::Value *idxs = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), vals, vbytes);
     llvm::Value *widx = b_.CreateMul(warp_index(wbits), b_.getInt64(rn));
     target_->barrier();
@@ -215,7 +214,7 @@ auto Lowering::lower_scan_gpu(const ir::Op &op) -> void {
   if (!wbits.empty()) {
     const int64_t W = int64_t{1} << wbits.size(), n = src->type.numel();
     llvm::Type *rt = reg_type(et);
-    llvm::Value *base = target_->shared_memory(static_cast<unsigned>(W * n * type_bytes(rt)));
+    llvm::Value *base = scratch(static_cast<unsigned>(W * n * type_bytes(rt)));
     llvm::Value *widx = warp_index(wbits);
     target_->barrier();
     llvm::BasicBlock *last = new_bb("scan.last"), *done = new_bb("scan.last.end");

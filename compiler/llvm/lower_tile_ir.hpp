@@ -29,7 +29,8 @@
 // element, gpu/layout.hpp); a consumer reads a held value in place when the
 // layouts agree and converts it through shared memory when they do not.
 // Reductions go through warp shuffles, then shared memory across warps;
-// scans through shfl.up; tl.dot through shared memory with FMAs.
+// scans through shfl.up; tl.dot on tensor cores (mma.sync with ldmatrix
+// from swizzled shared memory) or, where they do not apply, with FMAs.
 //
 // The code lives in llvm/lowering.hpp and the files it lists; what differs
 // between targets is a TargetLowering (llvm/target_lowering.hpp).
@@ -59,7 +60,8 @@ struct LoweringResult {
 
 /// Lowers `program` into a new module of `ctx`; the kernel's entry symbol is
 /// the kernel's name. Throws kiln::Error for what the target cannot do yet.
+/// `sm`: NVPTX's compute capability * 10 (tensor cores from 80 on).
 LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
-                             LoweringTarget target, llvm::LLVMContext &ctx);
+                             LoweringTarget target, llvm::LLVMContext &ctx, int sm = 0);
 
 } // namespace kiln::llvmgen

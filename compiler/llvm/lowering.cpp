@@ -87,6 +87,9 @@ auto Lowering::mem_type(DType t) -> llvm::Type * {
 auto Lowering::count_uses() -> void {
   for (const auto &f : prog_.functions)
     count_block(f->body);
+  if (distributed_)
+    for (const auto &f : prog_.functions)
+      fuse_dot_adds(f->body);
 }
 
 auto Lowering::count_block(const ir::Block &b) -> void {
@@ -342,6 +345,10 @@ auto Lowering::set(const ir::Value *v, llvm::Value *s, llvm::Value *buf) -> void
 
 auto Lowering::lower_pure(const ir::Op &op) -> void {
   const ir::Value *res = op.result();
+  if (auto it = add_is_dot_.find(res); it != add_is_dot_.end()) {
+    vals_[res] = vals_.at(it->second); // the dot accumulated into the addend
+    return;
+  }
   if (!res->type.is_block()) {
     std::vector<llvm::Value *> args;
     for (const ir::Value *o : op.operands)
@@ -490,8 +497,8 @@ auto Lowering::define_function(const ir::Function &f, llvm::Function *fn) -> voi
 namespace kiln::llvmgen {
 
 LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
-                             LoweringTarget target, llvm::LLVMContext &ctx) {
-  return detail::Lowering(program, options, target, ctx).run();
+                             LoweringTarget target, llvm::LLVMContext &ctx, int sm) {
+  return detail::Lowering(program, options, target, ctx, sm).run();
 }
 
 } // namespace kiln::llvmgen

@@ -11,7 +11,9 @@
 //                            (llvm/lower_fp8.hpp)
 //   llvm/lower_gather.cpp    tl.gather and the builtins built on it
 //   llvm/lower_reduce.cpp    reductions and scans
-//   llvm/lower_dot.cpp       tl.dot
+//   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
+//   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
+//   llvm/lower_pipeline.cpp  loads feeding a dot fetched ahead with cp.async
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
 //                            conversions through shared memory
@@ -67,19 +69,23 @@ struct Lowered {
       map; ///< GPU: which thread and slot holds each element of `buf`
 };
 
+/// A block of zeros (tl.zeros, a dot's default accumulator, `other=0.0`).
+bool is_zero_splat(const ir::Value *v);
+
 class Lowering {
   // The targets build on the shared helpers (types, rounding, memory forms).
   friend class NvptxTarget;
   friend class CpuTarget;
 
 public:
-  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx)
+  Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx,
+           int sm = 0)
       : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
         mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
     target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
     distributed_ = target_->distributes_blocks();
     if (distributed_)
-      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps);
+      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps, sm);
   }
 
   LoweringResult run();
@@ -354,13 +360,47 @@ private:
   /// gives each run its lanes' prefix, shared memory the warps' prefix.
   void lower_scan_gpu(const ir::Op &op);
 
-  /// tl.dot on the GPU with FMAs: both operands go to shared memory (a
-  /// transposed, so that a warp's reads of one k are consecutive), then each
-  /// thread runs over k for its own accumulator slots. Correct for any
-  /// shape; the tensor-core path replaces it later.
+  /// tl.dot on the GPU: on tensor cores where the plan gave the result the
+  /// mma layout (lower_dot_mma), else with FMAs: both operands go to shared
+  /// memory (a transposed, so that a warp's reads of one k are consecutive),
+  /// then each thread runs over k for its own accumulator slots.
   void lower_dot_gpu(const ir::Op &op);
 
   void lower_scan(const ir::Op &op);
+
+  // ---- tensor cores (llvm/lower_mma.cpp) ----
+
+  /// A dot operand staged in shared memory for ldmatrix: `rows` rows of
+  /// `row_len` elements of `bytes` each, K along the rows (`k_contig`) or
+  /// across them, 16-byte chunks XOR-swizzled by row so that the 8 rows
+  /// one 8x8 matrix reads hit 8 different bank groups.
+  struct Staged {
+    llvm::Value *base = nullptr;
+    int64_t rows = 0, row_len = 0;
+    int bytes = 2;
+    bool k_contig = true;
+  };
+
+  /// tl.dot on tensor cores, its result in the mma layout: both operands
+  /// from the layouts they are held in to swizzled shared memory (16-byte
+  /// stores where the held layout runs along the stored rows), then per
+  /// warp and k step, ldmatrix fragments and mma.sync over its tiles.
+  void lower_dot_mma(const ir::Op &op);
+
+  /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
+  /// the dot accumulates into `acc` itself instead of zeros, and the add
+  /// becomes the dot's result (no add per element per iteration).
+  void fuse_dot_adds(const ir::Block &b);
+
+  /// Operand A of 16-bit elements as mma A-fragment words (two halves each),
+  /// when its layout holds every fragment in the right thread; else empty.
+  std::vector<llvm::Value *> a_fragments(const ir::Value *a, const gpu::EncodingPtr &operand);
+
+  /// Writes held (or recomputed) operand `v`, dim `row_dim` along the rows.
+  void stage_operand(const ir::Value *v, const Staged &st, int row_dim);
+
+  /// The shared-memory address (i8, addrspace 3) of element (row, col), i32s.
+  llvm::Value *staged_address(const Staged &st, llvm::Value *row, llvm::Value *col);
 
   llvm::Value *alloc_scalar(llvm::Type *t);
 
@@ -389,7 +429,7 @@ private:
   std::vector<llvm::Value *> slot_values(const ir::Value *v, const Lowered &l);
 
   /// A GPU block held in per-slot SSA values, as a buffer again.
-  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::PHINode *> &vals);
+  Lowered slots_buffer(const Type &t, const MapPtr &m, const std::vector<llvm::Value *> &vals);
 
   void make_phis(std::vector<Carried> &cs, llvm::BasicBlock *pre);
 
@@ -406,6 +446,53 @@ private:
   void set_results(const ir::Op &op, const std::vector<Carried> &cs);
 
   void lower_for(const ir::Op &op);
+
+  // ---- software pipelining of dot operands (llvm/lower_pipeline.cpp) ----
+
+  /// A load in a for loop's body whose only use is a tensor-core dot:
+  /// fetched num_stages - 1 iterations ahead with cp.async into a ring of
+  /// shared-memory stages laid out as the dot reads them.
+  struct PipeLoad {
+    const ir::Op *load = nullptr;
+    MapPtr held;     ///< the load's layout: which thread copies which 16 bytes
+    Staged st;       ///< one stage (base: the ring)
+    int row_dim = 0; ///< the dim along the stored rows
+    int64_t stage_bytes = 0;
+  };
+  struct Pipeline {
+    int stages = 0;
+    std::vector<PipeLoad> loads;
+    std::vector<const ir::Op *> slice; ///< body ops the loads' operands need, in order
+    std::vector<size_t> carried;       ///< carried values they need (index among carried)
+    std::vector<std::vector<llvm::Value *>> ahead; ///< those values num_stages - 1 iterations on
+    std::vector<std::vector<llvm::PHINode *>> ahead_phis;
+    std::vector<std::vector<llvm::Value *>> ahead_next;
+    llvm::PHINode *count = nullptr; ///< iterations done (i32)
+    llvm::Value *count_next = nullptr, *iv_ahead = nullptr;
+    const ir::Op *loop = nullptr;
+    unsigned reserved_before = 0;
+  };
+  /// The loads of for-op `op` to pipeline (none: `loads` is empty).
+  Pipeline plan_pipeline(const ir::Op &op);
+  /// Before the loop: the first num_stages - 1 iterations' copies.
+  void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
+  void pipeline_phis(Pipeline &p, llvm::BasicBlock *pre);
+  /// At the top of the body: wait for this iteration's stage, then issue the
+  /// copies num_stages - 1 iterations ahead.
+  void pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                          llvm::Value *iv);
+  void pipeline_latch(Pipeline &p, llvm::BasicBlock *latch);
+  void pipeline_end(Pipeline &p);
+  /// Evaluates the loads' operands for iteration `iv` with carried values
+  /// `vals`, issues their copies into `stage` where `in_range`, commits, and
+  /// returns the carried values of the next iteration.
+  std::vector<std::vector<llvm::Value *>>
+  pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm::Value *iv,
+                 const std::vector<std::vector<llvm::Value *>> &vals, llvm::Value *stage,
+                 llvm::Value *in_range);
+
+  /// The block's scratch shared memory above what live pipelines hold.
+  llvm::Value *scratch(unsigned bytes);
 
   void lower_while(const ir::Op &op);
 
@@ -459,6 +546,10 @@ private:
   uint64_t scratch_bytes_ = 0, stack_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
+  std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
+  std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
+  std::unordered_map<const ir::Value *, Staged> prestaged_; ///< pipelined loads: where they are now
+  unsigned reserved_ = 0; ///< shared memory bytes held by live pipelines
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 

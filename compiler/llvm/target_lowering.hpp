@@ -9,8 +9,10 @@
 #pragma once
 
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
+#include "compiler/gpu/mma_layout.hpp"
 #include "compiler/ir/ir.hpp"
 #include "compiler/llvm/math_library.hpp"
 #include "kiln/dtype.hpp"
@@ -69,6 +71,33 @@ public:
   /// starts with a barrier, so users never overlap).
   virtual llvm::Value *shared_memory(unsigned bytes) = 0;
   virtual unsigned shared_bytes() const = 0;
+
+  // Tensor cores, for targets whose layout plan gives dots the mma layout
+  // (gpu/mma_layout.hpp); others never reach them.
+  /// ldmatrix: `count` (1, 2, 4) 8x8 matrices of 16-bit elements from
+  /// shared memory, each lane giving one row's address; a 32-bit word per
+  /// matrix, transposed if `trans`.
+  virtual std::vector<llvm::Value *> load_matrices(llvm::Value *row, int count, bool trans) {
+    (void)row, (void)count, (void)trans;
+    throw std::logic_error("kiln internal error: tensor cores on a target without them");
+  }
+  /// One mma.sync of kind `k`: A, B as 32-bit words, C as 4 floats; gives D.
+  virtual std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
+                                         const std::vector<llvm::Value *> &b,
+                                         const std::vector<llvm::Value *> &c) {
+    (void)k, (void)a, (void)b, (void)c;
+    throw std::logic_error("kiln internal error: tensor cores on a target without them");
+  }
+  /// cp.async: 16 bytes from global `src` to shared `dst`, zeros where
+  /// `pred` is false (src is then not read); completes in groups.
+  virtual void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) {
+    (void)dst, (void)src, (void)pred;
+    throw std::logic_error("kiln internal error: asynchronous copies on a target without them");
+  }
+  /// Closes the group of copies issued since the last one.
+  virtual void async_commit() {}
+  /// Waits until at most `pending` groups are still in flight (this thread's).
+  virtual void async_wait(int pending) { (void)pending; }
 };
 
 std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l);

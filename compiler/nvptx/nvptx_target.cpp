@@ -34,6 +34,13 @@ public:
   llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) override;
   llvm::Value *shared_memory(unsigned bytes) override;
   unsigned shared_bytes() const override { return shared_bytes_; }
+  std::vector<llvm::Value *> load_matrices(llvm::Value *row, int count, bool trans) override;
+  std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
+                                 const std::vector<llvm::Value *> &b,
+                                 const std::vector<llvm::Value *> &c) override;
+  void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) override;
+  void async_commit() override;
+  void async_wait(int pending) override;
 
 private:
   std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
@@ -271,6 +278,62 @@ auto NvptxTarget::shared_memory(unsigned bytes) -> llvm::Value * {
   }
   shared_bytes_ = std::max(shared_bytes_, (bytes + 15) / 16 * 16);
   return smem_;
+}
+
+auto NvptxTarget::load_matrices(llvm::Value *row, int count, bool trans)
+    -> std::vector<llvm::Value *> {
+  using I = llvm::Intrinsic::ID;
+  const I plain[3] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_b16,
+                      llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_b16,
+                      llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16};
+  const I transposed[3] = {llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x1_trans_b16,
+                           llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x2_trans_b16,
+                           llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16};
+  const int which = count == 4 ? 2 : count == 2 ? 1 : 0;
+  llvm::Value *r =
+      b_.CreateIntrinsic(trans ? transposed[which] : plain[which], {row->getType()}, {row});
+  if (count == 1)
+    return {r};
+  std::vector<llvm::Value *> out;
+  for (int i = 0; i < count; ++i)
+    out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(i)));
+  return out;
+}
+
+auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
+                      const std::vector<llvm::Value *> &b, const std::vector<llvm::Value *> &c)
+    -> std::vector<llvm::Value *> {
+  std::vector<llvm::Value *> args;
+  // f16 operands go as pairs of halves; bf16 and tf32 as 32-bit words.
+  auto *h2 = llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+  for (const auto *part : {&a, &b})
+    for (llvm::Value *w : *part)
+      args.push_back(k == gpu::MmaKind::F16 ? b_.CreateBitCast(w, h2) : w);
+  args.insert(args.end(), c.begin(), c.end());
+  const llvm::Intrinsic::ID id =
+      k == gpu::MmaKind::F16    ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
+      : k == gpu::MmaKind::BF16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
+                                : llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+  llvm::Value *r = b_.CreateIntrinsic(id, {}, args);
+  std::vector<llvm::Value *> d;
+  for (unsigned i = 0; i < 4; ++i)
+    d.push_back(b_.CreateExtractValue(r, i));
+  return d;
+}
+
+auto NvptxTarget::async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) -> void {
+  llvm::Value *global = b_.CreateAddrSpaceCast(src, llvm::PointerType::get(ctx_, 1));
+  llvm::Value *bytes = b_.CreateSelect(pred, b_.getInt32(16), b_.getInt32(0));
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
+                     {dst, global, bytes});
+}
+
+auto NvptxTarget::async_commit() -> void {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {});
+}
+
+auto NvptxTarget::async_wait(int pending) -> void {
+  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(pending)});
 }
 
 auto NvptxTarget::barrier() -> void {

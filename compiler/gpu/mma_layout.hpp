@@ -1,0 +1,53 @@
+// Tensor-core layouts as data: the accumulator of mma.sync m16n8kK (one
+// 16x8 tile per warp per instruction, warps tiled over M and N, the tile
+// repeated in each thread's registers) and the fragments of its A and B
+// operands, as BitMaps (gpu/layout.hpp) so that the conversion machinery
+// compares and converts them like any other layout.
+//
+// Per warp, as PTX's mma.m16n8k16 defines them (lane = 4*g + t):
+//   accumulator c0..c3: row g (+8 for c2, c3), column 2t (+1 for c1, c3);
+//   A (16-bit) a0..a7:  row g (+8 for bit 1), column 2t (+1 for bit 0,
+//                       +8 for bit 2);
+//   B (16-bit) b0..b3:  row 2t (+1 for bit 0, +8 for bit 1), column g;
+//   tf32 (32-bit, k8):  A a0..a3 row g (+8 bit 0), column t (+4 bit 1);
+//                       B b0, b1 row t (+4 bit 0), column g.
+// Which dot gets which instruction is decided here once, for the layout plan
+// and the lowering alike.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "compiler/gpu/layout.hpp"
+#include "kiln/dtype.hpp"
+
+namespace kiln::gpu {
+
+/// The tensor-core instruction a tl.dot gets, or None for the FMA path.
+enum class MmaKind : uint8_t { None, F16, BF16, TF32 };
+
+/// Tensor cores need sm_80 or newer, a result of f32, operands of f16 or
+/// bf16, or f32 with input_precision "tf32" (Triton's default; "ieee" and
+/// "tf32x3" keep exact FMAs), and at least one instruction's tile
+/// (M >= 16, N >= 8, K >= 16 or 8 for tf32).
+MmaKind mma_kind(DType operand, DType result, const std::string &precision, int64_t M, int64_t N,
+                 int64_t K, int sm);
+
+/// Elements of K one instruction takes: 16 (f16, bf16) or 8 (tf32).
+int mma_k(MmaKind k);
+
+/// How the warps split an M x N result: {over M, over N}, powers of two
+/// with 16 * wm <= M and 8 * wn <= N (warps beyond that hold copies).
+/// `m_first`: all warps over M first (attention's chained dots: row
+/// reductions then stay inside a warp).
+std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first);
+
+EncodingPtr mma(std::array<int, 2> warps);
+/// The fragment layout of operand `index` (0: A, M x K; 1: B, K x N) of an
+/// mma with accumulator `parent`, for elements of `elem_bytes` (2 or 4).
+EncodingPtr dot_operand(int index, EncodingPtr parent, int elem_bytes);
+
+/// map_of for the two kinds above.
+BitMap mma_map(const Encoding &e, const Shape &shape, int num_warps);
+
+} // namespace kiln::gpu

@@ -1,0 +1,265 @@
+// Software pipelining of the loads that feed a tensor-core dot in a for
+// loop, driven by num_stages (Triton's pipeliner, reduced to what a dot
+// loop needs): each such load becomes 16-byte cp.async copies straight into
+// a ring of num_stages shared-memory stages, laid out (swizzled) as the dot
+// reads them; the copies for iteration i + num_stages - 1 are issued at the
+// top of iteration i, so memory and tensor cores overlap.
+//
+// The copies of a future iteration need its addresses and masks: the ops
+// they are computed from (pure ops of the body, the induction variable,
+// loop-carried values whose next value is computed the same way: matmul's
+// `a_ptrs += BK * stride_ak`) are evaluated again with those bound to the
+// future iteration's values, and the carried ones are carried ahead too.
+#include "compiler/llvm/lowering.hpp"
+
+#include <unordered_set>
+
+#include "kiln/error.hpp"
+
+namespace kiln::llvmgen::detail {
+
+namespace {
+
+constexpr int64_t kMaxRingBytes = 160 * 1024;
+
+void collect_nested(const ir::Block &b, std::unordered_set<const ir::Op *> &out) {
+  for (const ir::Op *op : b.ops) {
+    out.insert(op);
+    for (const ir::Block *r : op->regions)
+      collect_nested(*r, out);
+  }
+}
+
+} // namespace
+
+auto Lowering::scratch(unsigned bytes) -> llvm::Value * {
+  llvm::Value *base = target_->shared_memory(reserved_ + bytes);
+  return reserved_ ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, reserved_) : base;
+}
+
+auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
+  Pipeline p;
+  const ir::Op *step = op.operands[2]->def;
+  if (!distributed_ || opts_.num_stages < 2 || !step || step->kind != OpKind::Constant ||
+      step->i <= 0)
+    return p;
+  const ir::Block &body = *op.regions[0];
+  std::unordered_map<const ir::Op *, size_t> top;
+  std::unordered_set<const ir::Op *> nested;
+  std::unordered_map<const ir::Value *, const ir::Op *> user;
+  for (const ir::Op *o : body.ops) {
+    top[o] = top.size();
+    for (const ir::Value *v : o->operands)
+      user[v] = o;
+    for (const ir::Block *r : o->regions)
+      collect_nested(*r, nested);
+  }
+  const ir::Op &yield = *body.ops.back();
+  std::unordered_set<const ir::Op *> slice;
+  std::set<size_t> carried;
+  // Whether `v` can be evaluated for a future iteration (adds what it needs).
+  std::function<bool(const ir::Value *)> closed = [&](const ir::Value *v) -> bool {
+    for (size_t k = 0; k + 1 < body.args.size(); ++k)
+      if (v == body.args[k + 1]) {
+        if (!v->type.is_block() || !carried.insert(k).second)
+          return v->type.is_block();
+        return closed(yield.operands[k]);
+      }
+    if (v == body.args[0] || !v->def)
+      return true;
+    if (nested.count(v->def))
+      return false;
+    if (!top.count(v->def))
+      return true; // defined before the loop
+    if (!is_pure(v->def->kind) || v->def->kind == OpKind::Gather)
+      return false;
+    if (!slice.insert(v->def).second)
+      return true;
+    for (const ir::Value *o : v->def->operands)
+      if (!closed(o))
+        return false;
+    return true;
+  };
+  for (const ir::Op *l : body.ops) {
+    if (l->kind != OpKind::Load)
+      continue;
+    const ir::Value *res = l->result();
+    auto u = user.find(res);
+    if (!res->type.is_block() || uses_[res] != 1 || u == user.end() ||
+        u->second->kind != OpKind::Dot || dtype_size(res->type.elem) != 2 ||
+        plan_->layout(u->second->result())->kind != gpu::Encoding::Kind::Mma)
+      continue;
+    const ir::Op &dot = *u->second;
+    const int operand = dot.operands[0] == res ? 0 : 1;
+    if (dot.operands[1 - operand] == res)
+      continue;
+    const bool has_mask = l->i & 1, has_other = l->i & 2;
+    const ir::Value *ptr = l->operands[0], *mask = has_mask ? l->operands[1] : nullptr;
+    if (has_other && !is_zero_splat(l->operands[2]))
+      continue;
+    PipeLoad pl;
+    pl.load = l;
+    pl.held = map_for(plan_->layout(res), res->type);
+    int run_dim = -1;
+    gpu::run_bits(*pl.held, gpu::shape_of(res->type), &run_dim);
+    if (run_dim < 0 || vector_width(*pl.held, ptr, mask) != 8)
+      continue;
+    const auto saved_slice = slice;
+    const auto saved_carried = carried;
+    if (!closed(ptr) || (mask && !closed(mask))) {
+      slice = saved_slice;
+      carried = saved_carried;
+      continue;
+    }
+    const int k_dim = operand == 0 ? 1 : 0;
+    const int64_t outer = res->type.shape[1 - k_dim], K = res->type.shape[k_dim];
+    pl.st.k_contig = run_dim == k_dim;
+    pl.st.bytes = 2;
+    pl.st.rows = pl.st.k_contig ? outer : K;
+    pl.st.row_len = pl.st.k_contig ? K : outer;
+    pl.row_dim = pl.st.k_contig ? 1 - k_dim : k_dim;
+    pl.stage_bytes = (res->type.numel() * 2 + 127) / 128 * 128;
+    p.loads.push_back(pl);
+  }
+  if (p.loads.empty())
+    return p;
+  for (const ir::Op *o : body.ops)
+    if (slice.count(o))
+      p.slice.push_back(o);
+  p.carried.assign(carried.begin(), carried.end());
+  // Fewer stages where num_stages of them would not fit beside the body's
+  // own scratch in the H100/H200's 227 KiB (Triton fails such a launch).
+  int64_t per_stage = 0;
+  for (const PipeLoad &pl : p.loads)
+    per_stage += pl.stage_bytes;
+  p.stages = opts_.num_stages;
+  while (p.stages > 2 && p.stages * per_stage > kMaxRingBytes)
+    --p.stages;
+  p.loop = &op;
+  return p;
+}
+
+auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm::Value *iv,
+                              const std::vector<std::vector<llvm::Value *>> &vals,
+                              llvm::Value *stage, llvm::Value *in_range)
+    -> std::vector<std::vector<llvm::Value *>> {
+  const ir::Block &body = *p.loop->regions[0];
+  set(body.args[0], iv, nullptr);
+  for (size_t j = 0; j < p.carried.size(); ++j) {
+    const size_t k = p.carried[j];
+    vals_[body.args[k + 1]] = slots_buffer(body.args[k + 1]->type, cs[k].map, vals[j]);
+  }
+  converted_.clear(); // conversions made for another iteration's values
+  for (const ir::Op *o : p.slice)
+    lower_pure(*o);
+  for (PipeLoad &pl : p.loads) {
+    const ir::Op &l = *pl.load;
+    const ir::Value *ptr = l.operands[0], *mask = (l.i & 1) ? l.operands[1] : nullptr;
+    prepare(ptr, *pl.held);
+    if (mask)
+      prepare(mask, *pl.held);
+    Staged st = pl.st;
+    st.base = b_.CreateInBoundsGEP(
+        b_.getInt8Ty(), pl.st.base,
+        b_.CreateMul(stage, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
+    for_slots(*pl.held, l.result()->type, [&](int64_t s, const Idx &i) {
+      if (s % 8)
+        return;
+      llvm::Value *ok = mask ? and_mask(element(mask, i), in_range) : in_range;
+      llvm::Value *dst = staged_address(st, b_.CreateTrunc(i[pl.row_dim], b_.getInt32Ty()),
+                                        b_.CreateTrunc(i[1 - pl.row_dim], b_.getInt32Ty()));
+      target_->async_copy16(dst, element(ptr, i), ok);
+    });
+  }
+  target_->async_commit();
+  std::vector<std::vector<llvm::Value *>> next;
+  const ir::Op &yield = *body.ops.back();
+  for (size_t k : p.carried)
+    next.push_back(slot_values(yield.operands[k], materialize_gpu(yield.operands[k], cs[k].map)));
+  converted_.clear();
+  return next;
+}
+
+auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs)
+    -> void {
+  p.reserved_before = reserved_;
+  unsigned ring = 0;
+  for (const PipeLoad &pl : p.loads)
+    ring += static_cast<unsigned>(pl.stage_bytes * p.stages);
+  llvm::Value *base = target_->shared_memory(reserved_ + ring);
+  unsigned at = reserved_;
+  for (PipeLoad &pl : p.loads) {
+    pl.st.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at);
+    at += static_cast<unsigned>(pl.stage_bytes * p.stages);
+  }
+  reserved_ = at;
+  target_->barrier(); // the ring may hold what an earlier user left there
+  llvm::Value *lo = scalar(op.operands[0]), *hi = scalar(op.operands[1]),
+              *step = scalar(op.operands[2]);
+  const bool sg = op.operands[0]->type.is_signed();
+  std::vector<std::vector<llvm::Value *>> vals;
+  for (size_t k : p.carried)
+    vals.push_back(cs[k].init_slots);
+  for (int j = 0; j + 1 < p.stages; ++j) {
+    llvm::Value *iv =
+        b_.CreateAdd(lo, b_.CreateMul(step, llvm::ConstantInt::get(lo->getType(), j)));
+    llvm::Value *ok = sg ? b_.CreateICmpSLT(iv, hi) : b_.CreateICmpULT(iv, hi);
+    vals = pipeline_issue(p, cs, iv, vals, b_.getInt32(j), ok);
+  }
+  p.ahead = vals;
+}
+
+auto Lowering::pipeline_phis(Pipeline &p, llvm::BasicBlock *pre) -> void {
+  p.count = b_.CreatePHI(b_.getInt32Ty(), 2);
+  p.count->addIncoming(b_.getInt32(0), pre);
+  for (const auto &vs : p.ahead) {
+    p.ahead_phis.emplace_back();
+    for (llvm::Value *v : vs) {
+      p.ahead_phis.back().push_back(b_.CreatePHI(v->getType(), 2));
+      p.ahead_phis.back().back()->addIncoming(v, pre);
+    }
+  }
+}
+
+auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                                  llvm::Value *iv) -> void {
+  const int d = p.stages - 1;
+  target_->async_wait(d - 1);
+  target_->barrier(); // this stage has landed for every thread; the one refilled next is read
+  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
+  llvm::Value *read = b_.CreateURem(p.count, n);
+  for (const PipeLoad &pl : p.loads) {
+    Staged st = pl.st;
+    st.base = b_.CreateInBoundsGEP(
+        b_.getInt8Ty(), pl.st.base,
+        b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
+    prestaged_[pl.load->result()] = st;
+  }
+  llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
+  const bool sg = op.operands[0]->type.is_signed();
+  llvm::Value *ahead =
+      b_.CreateAdd(iv, b_.CreateMul(step, llvm::ConstantInt::get(iv->getType(), d)));
+  llvm::Value *ok = sg ? b_.CreateICmpSLT(ahead, hi) : b_.CreateICmpULT(ahead, hi);
+  std::vector<std::vector<llvm::Value *>> vals;
+  for (const auto &ps : p.ahead_phis)
+    vals.emplace_back(ps.begin(), ps.end());
+  p.ahead_next = pipeline_issue(p, cs, ahead, vals,
+                                b_.CreateURem(b_.CreateAdd(p.count, b_.getInt32(d)), n), ok);
+  p.count_next = b_.CreateAdd(p.count, b_.getInt32(1));
+}
+
+auto Lowering::pipeline_latch(Pipeline &p, llvm::BasicBlock *latch) -> void {
+  p.count->addIncoming(p.count_next, latch);
+  for (size_t j = 0; j < p.ahead_phis.size(); ++j)
+    for (size_t s = 0; s < p.ahead_phis[j].size(); ++s)
+      p.ahead_phis[j][s]->addIncoming(p.ahead_next[j][s], latch);
+}
+
+auto Lowering::pipeline_end(Pipeline &p) -> void {
+  target_->async_wait(0); // copies of iterations that never ran: none may land later
+  for (const PipeLoad &pl : p.loads)
+    prestaged_.erase(pl.load->result());
+  reserved_ = p.reserved_before;
+}
+
+} // namespace kiln::llvmgen::detail
