@@ -129,3 +129,16 @@ def row_max_ref(i):
 cases.append(Case("lang", L, "masked_row_max", [6],
                   dict(x_ptr=mx, out_ptr="zeros:6:f32", n_cols=100, skip_row=2, BLOCK=128),
                   ["out_ptr"], row_max_ref, exact=True))
+
+if backend == "cuda":  # inline PTX: the CPU refuses it with a clear error (tests/lit/inline_asm.py)
+    ax, ah = f32(1000), (f32(1000) * 4).astype(np.float16)
+    aa = rng.integers(0, 256, 1000).astype(np.uint8)
+    cases.append(Case("lang", L, "asm_elementwise", [4],
+                      dict(x_ptr=ax, h_ptr=ah, a_ptr=aa, tanh_ptr="zeros:1000:f32", h2_ptr="zeros:1000:f16",
+                           wide_ptr="zeros:1000:i32", top_ptr="zeros:1000:f32", n=1000, BLOCK=256),
+                      ["tanh_ptr", "h2_ptr", "wide_ptr", "top_ptr"],
+                      lambda i: {"tanh_ptr": np.tanh(i["x_ptr"]), "h2_ptr": i["h_ptr"] + i["h_ptr"],
+                                 "wide_ptr": i["a_ptr"].astype(np.int32),
+                                 "top_ptr": np.maximum(i["a_ptr"].astype(np.float32),
+                                                       (i["x_ptr"] * np.float32(300.0)).astype(np.float32))},
+                      tol=2e-3))

@@ -121,3 +121,47 @@ def masked_row_max(x_ptr, out_ptr, n_cols, skip_row, BLOCK: tl.constexpr):
     x = tl.load(x_ptr + row * n_cols + offs, mask=offs < n_cols, other=float("-inf"))
     acc: tl.constexpr = accum_type(x_ptr.dtype.element_ty)
     tl.store(out_ptr + row, tl.max(x.to(acc), axis=0))
+
+
+@triton.jit
+def asm_elementwise(x_ptr, h_ptr, a_ptr, tanh_ptr, h2_ptr, wide_ptr, top_ptr, n, BLOCK: tl.constexpr):
+    # Inline PTX as real files use it: a fast tanh, packed half2 math, and
+    # bytes unpacked four to a register with two results (cuda only).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0)
+    t = tl.inline_asm_elementwise("tanh.approx.f32 $0, $1;", "=f,f", [x], dtype=tl.float32,
+                                  is_pure=True, pack=1)
+    tl.store(tanh_ptr + offs, t, mask=mask)
+    h = tl.load(h_ptr + offs, mask=mask, other=0.0)
+    h2 = tl.inline_asm_elementwise("add.rn.f16x2 $0, $1, $2;", "=r,r,r", [h, h], dtype=tl.float16,
+                                   is_pure=True, pack=2)
+    tl.store(h2_ptr + offs, h2, mask=mask)
+    a = tl.load(a_ptr + offs, mask=mask, other=0)
+    wide, top = tl.inline_asm_elementwise(
+        """
+        {
+            .reg .b8 q<4>;
+            mov.b32 {q0, q1, q2, q3}, $8;
+            cvt.u32.u8 $0, q0;
+            cvt.u32.u8 $1, q1;
+            cvt.u32.u8 $2, q2;
+            cvt.u32.u8 $3, q3;
+            cvt.rn.f32.u32 $4, $0;
+            cvt.rn.f32.u32 $5, $1;
+            cvt.rn.f32.u32 $6, $2;
+            cvt.rn.f32.u32 $7, $3;
+            max.f32 $4, $4, $9;
+            max.f32 $5, $5, $10;
+            max.f32 $6, $6, $11;
+            max.f32 $7, $7, $12;
+        }
+        """,
+        "=r,=r,=r,=r,=r,=r,=r,=r,r,r,r,r,r",
+        args=[a, x * 300.0],
+        dtype=(tl.int32, tl.float32),
+        is_pure=True,
+        pack=4,
+    )
+    tl.store(wide_ptr + offs, wide, mask=mask)
+    tl.store(top_ptr + offs, top, mask=mask)

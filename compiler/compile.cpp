@@ -15,11 +15,12 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "compiler/frontend/ir_gen.hpp"
+#include "compiler/llvm/codegen.hpp"
+#include "compiler/llvm/diagnostics.hpp"
 #include "compiler/llvm/lower_tile_ir.hpp"
 #include "compiler/nvptx/libdevice.hpp"
 #include "compiler/nvptx/ptx_to_cubin.hpp"
-#include "compiler/frontend/ir_gen.hpp"
-#include "compiler/llvm/codegen.hpp"
 #include "compiler/support/sha256.hpp"
 
 namespace kiln::compiler {
@@ -128,6 +129,35 @@ void launch_params(const std::string &name, const ParamSpec &p, std::vector<Laun
   }
 }
 
+bool has_inline_asm(const ir::Block &b) {
+  for (const ir::Op *op : b.ops) {
+    if (op->kind == ir::OpKind::InlineAsm)
+      return true;
+    for (const ir::Block *r : op->regions)
+      if (has_inline_asm(*r))
+        return true;
+  }
+  return false;
+}
+
+/// PTX to a cubin. ptxas rejecting PTX that holds the user's inline
+/// assembly is most likely that assembly's fault, not kiln's: say so.
+std::optional<nvptx::Cubin> assemble(const std::string &ptx, int sm, bool inline_asm,
+                                     std::string *why) {
+  try {
+    return nvptx::ptx_to_cubin(ptx, sm, why);
+  } catch (const Error &e) {
+    if (!inline_asm)
+      throw;
+    std::string log = e.what();
+    if (const size_t at = log.find("report it): "); at != std::string::npos)
+      log.erase(0, at + 12);
+    throw Error("ptxas rejected the kernel's PTX, which includes its tl.inline_asm_elementwise "
+                "code (check that code first; `kiln compile --emit ptx` shows the PTX): " +
+                log);
+  }
+}
+
 } // namespace
 
 /// What one compile carries from stage to stage.
@@ -143,6 +173,7 @@ struct Compilation::State {
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::Module> mod;
   std::string unoptimized;
+  bool inline_asm = false; ///< the kernel runs the user's PTX (tl.inline_asm_elementwise)
   bool gpu() const { return r.target.kind == Target::Kind::Cuda; }
 };
 
@@ -160,6 +191,7 @@ Compilation::Compilation(CompileRequest request) : s_(std::make_unique<State>(st
     s_->own_globals = r.module->globals;
     s_->r.globals = &s_->own_globals;
   }
+  llvmgen::collect_diagnostics(s_->ctx);
 }
 
 Compilation::~Compilation() = default;
@@ -167,9 +199,12 @@ Compilation::Compilation(Compilation &&) noexcept = default;
 
 void Compilation::frontend() {
   State &s = *s_;
-  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.other_globals, s.r.options);
+  s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.other_globals,
+                                s.r.options, s.gpu());
   s.out.used_globals = std::move(s.gen->used_globals);
   s.out.kernel.stages["ir"] = ir::print(s.gen->program);
+  for (const auto &f : s.gen->program.functions)
+    s.inline_asm = s.inline_asm || has_inline_asm(f->body);
   s.timer.stage("ir");
 }
 
@@ -193,6 +228,7 @@ void Compilation::optimize() {
   if (!s.r.dump_dir.empty())
     s.unoptimized = llvmgen::print_module(*s.mod);
   llvmgen::optimize(*s.mod, *s.tm);
+  llvmgen::throw_collected(s.ctx, "optimization");
   k.stages["llir"] = llvmgen::print_module(*s.mod);
   if (!s.r.override_dir.empty())
     if (std::optional<Override> o = override_file(s.r.override_dir, k, "llir")) {
@@ -214,17 +250,19 @@ void Compilation::codegen() {
   CompiledKernel &k = s.out.kernel;
   if (!s.gpu()) {
     k.binary = llvmgen::emit_object(*s.mod, *s.tm);
+    llvmgen::throw_collected(s.ctx, "code generation");
     k.binary_kind = "obj";
     s.timer.stage("obj");
   } else {
     std::string ptx = llvmgen::emit_assembly(*s.mod, *s.tm);
+    llvmgen::throw_collected(s.ctx, "code generation");
     if (!s.r.override_dir.empty())
       if (std::optional<Override> o = override_file(s.r.override_dir, k, "ptx"))
         ptx = std::move(o->text);
     k.stages["ptx"] = ptx;
     s.timer.stage("ptx");
     std::string why;
-    if (auto cubin = nvptx::ptx_to_cubin(ptx, s.r.target.sm, &why)) {
+    if (auto cubin = assemble(ptx, s.r.target.sm, s.inline_asm, &why)) {
       k.binary = std::move(cubin->image);
       k.binary_kind = "cubin";
       k.stages["cubin_log"] = cubin->via + ": " + cubin->log;

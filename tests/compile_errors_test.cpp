@@ -702,13 +702,14 @@ TEST_CASE("compile errors: an fp8 dtype kiln does not know lists those it has") 
   CHECK(contains(e.message(), "tl.float8e4b15x4 is not an fp8 dtype kiln knows"));
 }
 
-TEST_CASE("compile errors: builtins kiln lacks (inline_asm_elementwise, a libdevice function)") {
+TEST_CASE("compile errors: inline asm on the CPU, a libdevice function kiln lacks") {
   const kiln::CompileError a = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    y = tl.inline_asm_elementwise(\"mov.b32 $0, $1;\", \"=r,r\", [n], "
                                              "dtype=tl.int32, is_pure=True, pack=1)\n",
                                              ptr_and_n());
-  CHECK(contains(a.message(), "tl.inline_asm_elementwise is not supported by kiln yet"));
+  CHECK(
+      contains(a.message(), "tl.inline_asm_elementwise runs PTX, which only the cuda target can"));
   const kiln::CompileError l = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    y = tl.extra.libdevice.byte_perm(n, n, n)\n",

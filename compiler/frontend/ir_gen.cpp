@@ -90,9 +90,10 @@ const Val *CallArgs::find(size_t index, const char *name) const {
 }
 
 IrGen::IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,
-             const compiler::ModuleGlobals *other_globals, const Options &options, ir::Program &program)
-    : kernel_(kernel), globals_(globals), other_globals_(other_globals), options_(options), program_(program),
-      source_(kernel.module->ast.source.get()) {}
+             const compiler::ModuleGlobals *other_globals, const Options &options,
+             ir::Program &program, bool gpu_target)
+    : kernel_(kernel), globals_(globals), other_globals_(other_globals), options_(options),
+      program_(program), source_(kernel.module->ast.source.get()), gpu_target_(gpu_target) {}
 
 void IrGen::fail(Loc loc, const std::string &message) const { throw source_->error(loc, message); }
 
@@ -756,11 +757,13 @@ void IrGen::exec_return(const Stmt &s) {
 
 // ---- entry point ----
 
-IrGenResult generate_ir(const JitFunctionInfo &kernel, const std::vector<compiler::ParamSpec> &params,
-                        const compiler::GlobalValues &globals, const compiler::ModuleGlobals *other_globals,
-                        const Options &options) {
+IrGenResult generate_ir(const JitFunctionInfo &kernel,
+                        const std::vector<compiler::ParamSpec> &params,
+                        const compiler::GlobalValues &globals,
+                        const compiler::ModuleGlobals *other_globals, const Options &options,
+                        bool gpu_target) {
   IrGenResult r;
-  IrGen gen(kernel, globals, other_globals, options, r.program);
+  IrGen gen(kernel, globals, other_globals, options, r.program, gpu_target);
   gen.generate_kernel(params);
   r.used_globals = std::move(gen.used_globals);
   return r;

@@ -21,8 +21,10 @@ struct IrGenResult {
 };
 
 /// Throws CompileError at the offending expression.
-IrGenResult generate_ir(const JitFunctionInfo &kernel, const std::vector<compiler::ParamSpec> &params,
-                        const compiler::GlobalValues &globals, const compiler::ModuleGlobals *other_globals,
-                        const Options &options);
+IrGenResult generate_ir(const JitFunctionInfo &kernel,
+                        const std::vector<compiler::ParamSpec> &params,
+                        const compiler::GlobalValues &globals,
+                        const compiler::ModuleGlobals *other_globals, const Options &options,
+                        bool gpu_target = false);
 
 } // namespace kiln::frontend

@@ -57,6 +57,7 @@ const HandlerTable &random_handlers();    // ir_gen_random.cpp
 const HandlerTable &scan_handlers();      // ir_gen_scan.cpp
 const HandlerTable &lang_handlers();      // ir_gen_lang.cpp
 const HandlerTable &block_ptr_handlers(); // ir_gen_block_ptr.cpp
+const HandlerTable &inline_asm_handlers(); // ir_gen_inline_asm.cpp
 
 /// Block pointers and tensor descriptors (ir_gen_block_ptr.cpp).
 bool is_block_ptr(const Val &v);

@@ -99,8 +99,8 @@ struct CallArgs {
 class IrGen {
 public:
   IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,
-        const compiler::ModuleGlobals *other_globals, const Options &options,
-        ir::Program &program);
+        const compiler::ModuleGlobals *other_globals, const Options &options, ir::Program &program,
+        bool gpu_target = false);
 
   void generate_kernel(const std::vector<compiler::ParamSpec> &params);
   std::map<compiler::GlobalRef, ConstValue> used_globals;
@@ -112,6 +112,8 @@ public:
   const SourceFile &source() const { return *source_; }
   /// Asserts are compiled in only in debug mode (the option or @jit(debug=True)).
   bool debug() const { return options_.debug || (frame_ && frame_->fn->debug); }
+  /// Compiling for a GPU (what only a GPU can run, inline PTX, is refused otherwise).
+  bool gpu_target() const { return gpu_target_; }
   Semantic &sem() { return *sem_; }
 
   /// The IR value of a tensor or number (int -> i32/i64, float -> f32, bool -> i1).
@@ -193,6 +195,7 @@ private:
   ir::Builder *builder_ = nullptr;
   std::unique_ptr<Semantic> sem_;
   const SourceFile *source_;
+  bool gpu_target_ = false;
 
   // The current function frame.
   struct Frame {

@@ -84,6 +84,8 @@ const char *op_name(const Op &op) {
   case OpKind::Assert: return "assert";
   case OpKind::Print: return "print";
   case OpKind::Barrier: return "barrier";
+  case OpKind::InlineAsm:
+    return "inline_asm";
   }
   return "?";
 }

@@ -84,6 +84,9 @@ enum class OpKind : uint8_t {
   Assert,    // cond; attrs: str = message (checked only in debug builds)
   Print,     // values...; attrs: str = prefix, i = 1 for hex (tl.device_print)
   Barrier,   // tl.debug_barrier
+  InlineAsm, // tl.inline_asm_elementwise: operands broadcast to the results' shape;
+             // str = PTX, aux = LLVM constraints, i = pack, sub = 1 when pure;
+             // one result per dtype (GPU only)
 };
 
 enum class BinaryOp : uint8_t {
@@ -125,6 +128,7 @@ struct Op {
   int axis = 0;
   std::vector<int64_t> ints;
   std::string str;
+  std::string aux;
   Function *callee = nullptr;
 
   Value *result() const { return results.at(0); }

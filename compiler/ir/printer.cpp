@@ -7,6 +7,22 @@
 namespace kiln::ir {
 namespace {
 
+/// One line of text for a string attribute: multi-line PTX stays on its op's line.
+std::string escaped(const std::string &s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '\n')
+      r += "\\n";
+    else if (c == '\t')
+      r += "\\t";
+    else if (c == '"' || c == '\\')
+      r += std::string("\\") + c;
+    else
+      r += c;
+  }
+  return r;
+}
+
 class Printer {
 public:
   Printer(std::ostringstream &os, const PrintNotes *notes) : os_(os), notes_(notes) {}
@@ -79,6 +95,10 @@ private:
     case OpKind::Assert:
     case OpKind::Print: os_ << " \"" << op.str << "\""; break;
     case OpKind::Dot: os_ << " precision=" << op.str; break;
+    case OpKind::InlineAsm:
+      os_ << " \"" << escaped(op.str) << "\" \"" << op.aux << "\" pack=" << op.i
+          << (op.sub ? " pure" : "");
+      break;
     default: break;
     }
     if (!op.results.empty()) {

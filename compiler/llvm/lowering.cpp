@@ -452,6 +452,9 @@ auto Lowering::lower_ops(const ir::Block &blk, bool stop_at_terminator) -> void 
       else
         lower_pure(*op);
       break;
+    case OpKind::InlineAsm:
+      lower_inline_asm(*op);
+      break;
     case OpKind::Barrier:
       if (distributed_)
         target_->barrier();

@@ -10,6 +10,7 @@
 //                            (llvm/lower_print.hpp), fp8 memory forms
 //                            (llvm/lower_fp8.hpp)
 //   llvm/lower_gather.cpp    tl.gather and the builtins built on it
+//   llvm/lower_inline_asm.cpp tl.inline_asm_elementwise (GPU)
 //   llvm/lower_reduce.cpp    reductions and scans
 //   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
 //   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
@@ -342,6 +343,11 @@ private:
 
   /// GPU: a gather through shared memory, in the index's layout.
   void lower_gather_gpu(const ir::Op &op);
+
+  // ---- inline assembly (llvm/lower_inline_asm.cpp) ----
+
+  /// GPU: the op's PTX over this thread's slots, `pack` per asm call.
+  void lower_inline_asm(const ir::Op &op);
 
   // ---- debugging ----
 
