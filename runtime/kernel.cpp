@@ -97,15 +97,14 @@ LaunchResult Kernel::preload(std::string_view json) const {
   }
   if (!data.is_object() || !data.contains("args"))
     throw ArgumentError(name() + ": preload data must be an object with \"kernel\" and \"args\"");
-  std::deque<std::string> names;
-  std::vector<Kernel> functions;
+  runtime::SpecStorage storage; // what the Args point into
   std::vector<Arg> args;
   try {
     const std::string kernel = data["kernel"].is_string() ? data["kernel"].get<std::string>() : std::string();
     if (kernel != name())
       throw ArgumentError("preload data was written for kernel '" + kernel + "', not for '" + name() + "'");
-    args = runtime::args_from_specs(*fn_, data["args"], names, functions);
-    runtime::append_option_args(data.value("options", nlohmann::json()), names, args);
+    args = runtime::args_from_specs(*fn_, data["args"], storage);
+    runtime::append_option_args(data.value("options", nlohmann::json()), storage, args);
   } catch (const nlohmann::json::exception &e) {
     throw ArgumentError(name() + ": preload data has the wrong shape: " + e.what());
   }

@@ -56,68 +56,71 @@ Arg runtime_arg(const std::string &param, const std::string &spec) {
 
 } // namespace
 
-std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs, std::deque<std::string> &names,
-                                 std::vector<Kernel> &functions) {
+namespace {
+
+/// The argument one spec gives parameter `param` (or an element of it).
+Arg spec_arg(const JitFunction &fn, const std::string &param, bool constexpr_param,
+             const nlohmann::json &spec, SpecStorage &storage) {
+  if (spec.is_string()) {
+    const std::string s = spec.get<std::string>();
+    // A constexpr naming a jit function of the same module (higher-order kernels).
+    if (auto callee = fn.module().function(s))
+      return Arg(storage.functions.emplace_back(std::move(callee)));
+    if (std::optional<DType> t = parse_language_dtype(s))
+      return Arg(*t);
+    // A constexpr that names no function is a string constexpr (`"ACT": "relu"`).
+    if (constexpr_param)
+      return Arg(storage.strings.emplace_back(s).c_str());
+    return runtime_arg(param, s);
+  }
+  if (spec.is_boolean())
+    return Arg(spec.get<bool>());
+  if (spec.is_number_integer())
+    return Arg(spec.get<int64_t>());
+  if (spec.is_number_float())
+    return Arg(spec.get<double>());
+  if (spec.is_null())
+    return Arg(nullptr);
+  if (spec.is_array()) {
+    std::vector<Arg> &elems = storage.tuples.emplace_back();
+    elems.reserve(spec.size());
+    for (const nlohmann::json &e : spec)
+      elems.push_back(spec_arg(fn, param, constexpr_param, e, storage));
+    return Arg::tuple(elems);
+  }
+  throw ArgumentError(
+      "parameter '" + param +
+      "': a specialization is a string, a number, a bool, null or an array (a tuple)");
+}
+
+} // namespace
+
+std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs,
+                                 SpecStorage &storage) {
   if (!specs.is_object())
     throw ArgumentError("\"args\" must be an object from parameter name to specialization");
   std::vector<Arg> out;
-  functions.reserve(functions.size() + specs.size());
   for (const auto &[name, spec] : specs.items()) {
-    const char *key = names.emplace_back(name).c_str();
-    bool known = false;
-    for (const KernelParam &p : fn.params())
-      known |= p.name == name;
-    if (!known)
+    const KernelParam *p = nullptr;
+    for (const KernelParam &q : fn.params())
+      if (q.name == name)
+        p = &q;
+    if (!p)
       throw ArgumentError(fn.name() + " has no parameter '" + name + "'");
-    if (spec.is_string()) {
-      const std::string s = spec.get<std::string>();
-      // A constexpr naming a jit function of the same module (higher-order kernels).
-      if (auto callee = fn.module().function(s)) {
-        functions.emplace_back(std::move(callee));
-        out.push_back(arg(key, functions.back()));
-        continue;
-      }
-      if (std::optional<DType> t = parse_language_dtype(s)) {
-        out.push_back(arg(key, *t));
-        continue;
-      }
-      const bool constexpr_param = [&] {
-        for (const KernelParam &p : fn.params())
-          if (p.name == name)
-            return p.is_constexpr;
-        return false;
-      }();
-      // A constexpr that names no function is a string constexpr (`"ACT": "relu"`).
-      if (constexpr_param) {
-        out.push_back(arg(key, names.emplace_back(s).c_str()));
-        continue;
-      }
-      out.push_back(arg(key, runtime_arg(name, s)));
-    } else if (spec.is_boolean()) {
-      out.push_back(arg(key, spec.get<bool>()));
-    } else if (spec.is_number_integer()) {
-      out.push_back(arg(key, spec.get<int64_t>()));
-    } else if (spec.is_number_float()) {
-      out.push_back(arg(key, spec.get<double>()));
-    } else if (spec.is_null()) {
-      out.push_back(arg(key, nullptr));
-    } else if (spec.is_array()) {
-      throw ArgumentError("parameter '" + name + "': tuple specializations are not read back from JSON yet; "
-                          "launch or warm up the kernel with kiln::tuple(...) from C++");
-    } else {
-      throw ArgumentError("parameter '" + name + "': a specialization is a string, a number, a bool or null");
-    }
+    const char *key = storage.strings.emplace_back(name).c_str();
+    out.push_back(arg(key, spec_arg(fn, name, p->is_constexpr, spec, storage)));
   }
   return out;
 }
 
-void append_option_args(const nlohmann::json &options, std::deque<std::string> &names, std::vector<Arg> &out) {
+void append_option_args(const nlohmann::json &options, SpecStorage &storage,
+                        std::vector<Arg> &out) {
   if (options.is_null())
     return;
   if (!options.is_object())
     throw ArgumentError("\"options\" must be an object such as {\"num_warps\": 4}");
   for (const auto &[name, v] : options.items()) {
-    const char *key = names.emplace_back(name).c_str();
+    const char *key = storage.strings.emplace_back(name).c_str();
     if (v.is_boolean())
       out.push_back(arg(key, v.get<bool>()));
     else if (v.is_number_integer())

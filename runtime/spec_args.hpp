@@ -3,7 +3,8 @@
 //
 // A spec is "*fp32:D", "*kfp16", "i32", "i32:D", "i64", "u64", "fp32", "u1"
 // for runtime parameters, or a JSON value (number, bool, null, a function
-// name) for constexprs and for an integer specialized as 1.
+// name) for constexprs and for an integer specialized as 1; a tuple
+// parameter is a JSON array of specs (nested as the tuple is).
 #pragma once
 
 #include <deque>
@@ -19,10 +20,18 @@ namespace kiln::runtime {
 
 class JitFunction;
 
+/// What Args built from specs point into (names, strings, jit functions,
+/// tuple elements); keep it alive while the Args are used.
+struct SpecStorage {
+  std::deque<std::string> strings;
+  std::deque<Kernel> functions;
+  std::deque<std::vector<Arg>> tuples;
+};
+
 /// Arguments that specialize exactly as `spec` says, by name. Pointers are
-/// mock tensors (never dereferenced); names live in `names`.
-std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs, std::deque<std::string> &names,
-                                 std::vector<Kernel> &functions);
+/// mock tensors (never dereferenced).
+std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &specs,
+                                 SpecStorage &storage);
 
 /// One spec (see above) of a parameter.
 nlohmann::json spec_json(const compiler::ParamSpec &s);
@@ -33,6 +42,6 @@ nlohmann::json specialization_data(const JitFunction &fn, const std::vector<comp
                                    const Options &o, const std::string &key);
 
 /// Named Args for the options in a JSON object ({"num_warps": 4, ...}).
-void append_option_args(const nlohmann::json &options, std::deque<std::string> &names, std::vector<Arg> &out);
+void append_option_args(const nlohmann::json &options, SpecStorage &storage, std::vector<Arg> &out);
 
 } // namespace kiln::runtime

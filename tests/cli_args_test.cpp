@@ -246,6 +246,30 @@ TEST_CASE("cli: VALUE classification: dtypes, and strings for constexpr paramete
                   kiln::cli::UsageError);
 }
 
+TEST_CASE("cli: tuples: split_tuple, VALUE classification and --out element paths") {
+  using V = std::vector<std::string>;
+  CHECK(kiln::cli::split_tuple("(i32:D, 1, (4, 8))") == V{"i32:D", "1", "(4, 8)"});
+  CHECK(kiln::cli::split_tuple("(4,)") == V{"4"});
+  CHECK(kiln::cli::split_tuple("()").empty());
+  for (const char *bad : {"(1,,2)", "(1, (2)", "(1))", "(,)", "(1"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(kiln::cli::split_tuple(bad), kiln::cli::UsageError);
+  }
+  const ArgValue t = kiln::cli::classify_value("t", "(4, zeros:8:f32, (relu, 2.5))",
+                                               std::vector<std::string>{"relu"}, true);
+  REQUIRE(std::holds_alternative<kiln::cli::TupleValue>(t));
+  const auto &e = std::get<kiln::cli::TupleValue>(t).elems;
+  REQUIRE(e.size() == 3);
+  CHECK(std::get<int64_t>(e[0]) == 4);
+  CHECK(std::holds_alternative<kiln::cli::TensorSpec>(e[1]));
+  const auto &inner = std::get<kiln::cli::TupleValue>(e[2]).elems;
+  CHECK(std::get<kiln::cli::FunctionRef>(inner[0]).name == "relu");
+  CHECK(std::get<double>(inner[1]) == 2.5);
+  CHECK(kiln::cli::parse_assignment("ptrs.1=y.npy", "--out", true).name == "ptrs.1");
+  CHECK_THROWS_AS(kiln::cli::parse_assignment("ptrs.1=y.npy", "argument"), kiln::cli::UsageError);
+  CHECK_THROWS_AS(kiln::cli::parse_assignment("ptrs.=y.npy", "--out", true), kiln::cli::UsageError);
+}
+
 TEST_CASE("cli: --grid takes 1 to 3 non-negative integers") {
   CHECK(kiln::cli::parse_grid("10") == kiln::Grid(10));
   CHECK(kiln::cli::parse_grid("4,8") == kiln::Grid(4, 8));

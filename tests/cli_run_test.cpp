@@ -190,6 +190,44 @@ TEST_CASE("cli run: the issue's vector_add command writes x + y to out.npy") {
   CHECK(wrong == 0);
 }
 
+TEST_CASE("cli run: tuple arguments, nested constexpr tuples and --out of a tuple's tensor") {
+  const TempDir dir;
+  const std::string file = dir.file("tuples.py"), x = dir.file("x.npy"), y = dir.file("y.npy");
+  std::ofstream(file)
+      << "import triton\n"
+         "import triton.language as tl\n\n\n"
+         "@triton.jit\n"
+         "def scale(ptrs, n, AB: tl.constexpr, BLOCK: tl.constexpr):\n"
+         "    x_ptr, y_ptr = ptrs\n"
+         "    offs = tl.arange(0, BLOCK)\n"
+         "    m = offs < n\n"
+         "    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=m) * AB[0] + AB[1][1], mask=m)\n";
+  kiln::cli::write_npy(x, sample_vector(100, 0.5f));
+  const CliRun r = kiln_run({file, "scale", "--grid", "1", "ptrs=(@" + x + ", zeros:100:f32)",
+                             "n=100", "AB=(2, (0, 5))", "BLOCK=128", "--out", "ptrs.1=" + y});
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "ptrs: (*fp32:D, *fp32:D)"));
+  CHECK(contains(r.out, "AB: (constexpr=2, (constexpr=0, constexpr=5))"));
+  CHECK(contains(r.out, "wrote   ptrs.1 -> " + y + " (f32, 100)"));
+  const HostTensor out = kiln::cli::read_npy(y), in = sample_vector(100, 0.5f);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < 100; ++i)
+    wrong += static_cast<const float *>(out.data())[i] !=
+             static_cast<const float *>(in.data())[i] * 2 + 5;
+  CHECK(wrong == 0);
+
+  // An --out path that names no tensor of the tuple, or no tuple element.
+  for (const char *bad : {"ptrs.2", "ptrs.0.1", "n.0"}) {
+    CAPTURE(bad);
+    const CliRun e =
+        kiln_run({file, "scale", "--grid", "1", "ptrs=(@" + x + ", zeros:100:f32)", "n=100",
+                  "AB=(2, (0, 5))", "BLOCK=128", "--out", std::string(bad) + "=" + y});
+    CHECK(e.status == 2);
+    CHECK(contains(e.first_line(), "is not a tensor argument"));
+  }
+}
+
 TEST_CASE("cli run: --json prints one document with the keys of CLI.md") {
   const VectorAddRun run;
   const CliRun r = kiln_run(run.args("", {"--json"}));

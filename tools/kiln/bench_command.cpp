@@ -534,10 +534,9 @@ double warmup_once(const std::vector<WarmupSpec> &specs, int threads) {
       if (!modules.contains(s.file))
         modules.emplace(s.file, Module::from_file(s.file));
       const Kernel kernel = modules.at(s.file).kernel(s.kernel);
-      std::deque<std::string> names; // the Args' names point into these
-      std::vector<Kernel> functions;
-      std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), s.args, names, functions);
-      runtime::append_option_args(s.options, names, args);
+      runtime::SpecStorage storage; // what the Args point into
+      std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), s.args, storage);
+      runtime::append_option_args(s.options, storage, args);
       pending.emplace_back(s.line, kernel.warmup(args));
     }
     for (auto &[line, r] : pending) {

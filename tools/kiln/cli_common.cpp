@@ -13,6 +13,40 @@
 
 namespace kiln::cli {
 
+std::vector<std::string> split_tuple(std::string_view text) {
+  const std::string whole(text);
+  if (text.size() < 2 || text.back() != ')')
+    throw UsageError("'" + whole + "' has unbalanced parentheses");
+  const std::string_view inner = text.substr(1, text.size() - 2);
+  std::vector<std::string> parts;
+  if (inner.find_first_not_of(' ') == std::string_view::npos)
+    return parts; // "()"
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= inner.size(); ++i) {
+    if (i == inner.size() || (inner[i] == ',' && depth == 0)) {
+      std::string e(inner.substr(start, i - start));
+      e.erase(0, e.find_first_not_of(' '));
+      e.erase(e.find_last_not_of(' ') + 1);
+      parts.push_back(std::move(e));
+      start = i + 1;
+    } else if (inner[i] == '(') {
+      ++depth;
+    } else if (inner[i] == ')' && --depth < 0) {
+      break;
+    }
+  }
+  if (depth != 0)
+    throw UsageError("'" + whole + "' has unbalanced parentheses");
+  if (parts.size() > 1 && parts.back().empty())
+    parts.pop_back(); // the trailing comma of "(4,)"
+  for (const std::string &e : parts)
+    if (e.empty())
+      throw UsageError("'" + whole +
+                       "' has an empty element; write a tuple as (i32, *fp32:D) or (4,)");
+  return parts;
+}
+
 CLI::Option *require_at_least(CLI::Option *opt, int min) {
   const CLI::Validator check(
       [min](std::string &text) -> std::string {

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -61,6 +62,13 @@ CLI::Option *require_num_warps(CLI::Option *opt);
 /// first call into kiln. --backend is resolved by each subcommand, which must
 /// also know where its tensors live. Not thread-safe (setenv): call it first.
 void apply_common_options(const CommonOptions &opts);
+
+/// The element texts of a tuple VALUE or SPEC, "(i32:D, 1, (4, 8))" ->
+/// {"i32:D", "1", "(4, 8)"}: split at the commas outside inner parentheses;
+/// "(4,)" is a tuple of one and "()" an empty one, as in Python. `text`
+/// starts with '('. Throws UsageError for unbalanced parentheses or an
+/// empty element.
+std::vector<std::string> split_tuple(std::string_view text);
 
 /// A command line that cannot be run as written: exit 2. what() is one
 /// sentence naming the offending argument; the --help hint is added when

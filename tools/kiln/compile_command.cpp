@@ -34,6 +34,12 @@ struct CompileOptions {
 
 /// A SPEC word as JSON: numbers and bools as themselves, anything else a string.
 nlohmann::json spec_value(const std::string &text) {
+  if (!text.empty() && text.front() == '(') { // a tuple parameter's specs, nested as written
+    nlohmann::json elems = nlohmann::json::array();
+    for (const std::string &e : split_tuple(text))
+      elems.push_back(spec_value(e));
+    return elems;
+  }
   if (text == "true" || text == "True")
     return true;
   if (text == "false" || text == "False")
@@ -92,11 +98,10 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
   }
   Module module = Module::from_file(o.file);
   Kernel kernel = module.kernel(o.kernel);
-  std::deque<std::string> names;
-  std::vector<Kernel> functions;
+  runtime::SpecStorage storage; // what the Args point into
   std::vector<Arg> args;
   try {
-    args = runtime::args_from_specs(*kernel.impl(), specs, names, functions);
+    args = runtime::args_from_specs(*kernel.impl(), specs, storage);
   } catch (const ArgumentError &e) {
     throw UsageError(
         e.what()); // a NAME=SPEC word of the command line (exit 2, as kiln run's VALUEs)
@@ -108,7 +113,7 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     options["num_stages"] = o.num_stages;
   if (o.debug)
     options["debug"] = true;
-  runtime::append_option_args(options, names, args);
+  runtime::append_option_args(options, storage, args);
 
   const CompiledKernel k = kernel.impl()->compile_only(args, target);
   auto text_of = [&](const std::string &stage) -> std::string {

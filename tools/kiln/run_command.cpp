@@ -187,30 +187,20 @@ struct StagedTensor {
 /// strings (a short one keeps its characters inline) and the Kernels.
 class LaunchArgs {
 public:
-  explicit LaunchArgs(std::size_t capacity) {
-    functions_.reserve(capacity);
-    tensors_.reserve(capacity);
-    args_.reserve(capacity);
-  }
-
   void add(const std::string &name, Arg value) { args_.push_back(arg(keep(name), value)); }
   /// A launch option; `name` is a string literal, which lives forever.
   void add_option(const char *name, Arg value) { args_.push_back(arg(name, value)); }
-  void add_function(const std::string &name, Kernel fn) {
-    assert(functions_.size() < functions_.capacity());
-    functions_.push_back(std::move(fn));
-    add(name, Arg(functions_.back()));
-  }
-  void add_tensor(const std::string &name, HostTensor host, TensorStaging &staging) {
-    assert(tensors_.size() < tensors_.capacity());
-    tensors_.push_back(StagedTensor{name, std::move(host), Tensor{}});
-    StagedTensor &t = tensors_.back();
+  Arg function(Kernel fn) { return Arg(functions_.emplace_back(std::move(fn))); }
+  /// A tensor staged where the launch runs, named `name` for --out ("x", "ptrs.1").
+  Arg tensor(const std::string &name, HostTensor host, TensorStaging &staging) {
+    StagedTensor &t = tensors_.emplace_back(StagedTensor{name, std::move(host), Tensor{}});
     t.device = staging.to_device(t.host);
-    add(name, Arg(t.device));
+    return Arg(t.device);
   }
+  Arg tuple(std::vector<Arg> elems) { return Arg::tuple(tuples_.emplace_back(std::move(elems))); }
 
   std::span<const Arg> args() const { return args_; }
-  std::vector<StagedTensor> &tensors() { return tensors_; }
+  std::deque<StagedTensor> &tensors() { return tensors_; }
   StagedTensor *find_tensor(std::string_view name) {
     for (StagedTensor &t : tensors_)
       if (t.name == name)
@@ -223,9 +213,11 @@ public:
   const char *keep(const std::string &text) { return names_.emplace_back(text).c_str(); }
 
 private:
+  // Deques: taking more never moves what the Args already point to.
   std::deque<std::string> names_;
-  std::vector<Kernel> functions_;
-  std::vector<StagedTensor> tensors_;
+  std::deque<Kernel> functions_;
+  std::deque<StagedTensor> tensors_;
+  std::deque<std::vector<Arg>> tuples_;
   std::vector<Arg> args_;
 };
 
@@ -402,10 +394,11 @@ CheckedWords check_words(const RunOptions &o) {
     if (set && given.count(name))
       throw UsageError(std::string(name) + " is given both as " + flag + " and as " + name + "=");
   for (const std::string &word : o.outs) {
-    Assignment a = parse_assignment(word, "--out");
-    if (!given.count(a.name))
-      throw UsageError("--out " + a.name + ": there is no argument " + in_quotes(a.name) +
-                       "; give the tensor as " + a.name + "=zeros:SHAPE:DTYPE or " + a.name +
+    Assignment a = parse_assignment(word, "--out", true);
+    const std::string root = a.name.substr(0, a.name.find('.'));
+    if (!given.count(root))
+      throw UsageError("--out " + a.name + ": there is no argument " + in_quotes(root) +
+                       "; give the tensor as " + root + "=zeros:SHAPE:DTYPE or " + root +
                        "=@file.npy");
     w.outs.push_back(std::move(a));
   }
@@ -424,13 +417,29 @@ std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module, 
     values.push_back(classify_value(a.name, a.value, functions, is_constexpr));
   }
   for (const Assignment &out : w.outs) {
-    const auto it = std::find_if(w.assignments.begin(), w.assignments.end(),
-                                 [&](const Assignment &a) { return a.name == out.name; });
-    const ArgValue &v = values[static_cast<std::size_t>(it - w.assignments.begin())];
-    if (!std::holds_alternative<TensorSpec>(v))
+    const std::size_t dot = out.name.find('.');
+    const auto it =
+        std::find_if(w.assignments.begin(), w.assignments.end(),
+                     [&](const Assignment &a) { return a.name == out.name.substr(0, dot); });
+    const ArgValue *v = &values[static_cast<std::size_t>(it - w.assignments.begin())];
+    // A tuple element's path: "ptrs.1.0" -> elems[1].elems[0].
+    for (std::size_t at = dot; v && at != std::string::npos;) {
+      const std::size_t next = out.name.find('.', at + 1);
+      const std::string index =
+          out.name.substr(at + 1, next == std::string::npos ? next : next - at - 1);
+      const auto *t = std::get_if<TupleValue>(v);
+      std::size_t i = 0;
+      const auto [p, ec] = std::from_chars(index.data(), index.data() + index.size(), i);
+      v = t && ec == std::errc() && p == index.data() + index.size() && i < t->elems.size()
+              ? &t->elems[i]
+              : nullptr;
+      at = next;
+    }
+    if (!v || !std::holds_alternative<TensorSpec>(*v))
       throw UsageError("--out " + out.name + ": " + in_quotes(out.name) +
                        " is not a tensor argument (its value " + in_quotes(it->value) +
-                       " is not @file.npy, zeros:SHAPE:DTYPE or empty:SHAPE:DTYPE)");
+                       " is not, or has no element that is, @file.npy, zeros:SHAPE:DTYPE or "
+                       "empty:SHAPE:DTYPE)");
   }
   return values;
 }
@@ -438,20 +447,33 @@ std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module, 
 template <class... F> struct Overloaded : F... { using F::operator()...; };
 template <class... F> Overloaded(F...) -> Overloaded<F...>;
 
+/// The Arg of one value of argument `name` (or of its element `name.i`),
+/// making the tensors and jit functions it asks for.
+Arg bind_value(LaunchArgs &args, const std::string &name, const ArgValue &value,
+               const Module &module, TensorStaging &staging) {
+  return std::visit(
+      Overloaded{
+          [&](const TensorSpec &s) { return args.tensor(name, make_host_tensor(s), staging); },
+          [&](const FunctionRef &f) { return args.function(module.kernel(f.name)); },
+          [&](const StringValue &s) { return Arg(args.keep(s.text)); },
+          [&](const TupleValue &t) {
+            std::vector<Arg> elems;
+            for (std::size_t i = 0; i < t.elems.size(); ++i)
+              elems.push_back(
+                  bind_value(args, name + "." + std::to_string(i), t.elems[i], module, staging));
+            return args.tuple(std::move(elems));
+          },
+          [&](const auto &scalar) { return Arg(scalar); },
+      },
+      value);
+}
+
 /// Makes the tensors and jit functions the values ask for, and the Args.
 void bind(LaunchArgs &args, const CheckedWords &w, const std::vector<ArgValue> &values,
           const RunOptions &o, const Module &module, TensorStaging &staging) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const std::string &name = w.assignments[i].name;
-    std::visit(
-        Overloaded{
-            [&](const TensorSpec &s) { args.add_tensor(name, make_host_tensor(s), staging); },
-            [&](const FunctionRef &f) { args.add_function(name, module.kernel(f.name)); },
-            [&](const StringValue &s) { args.add(name, Arg(args.keep(s.text))); },
-            [&](const auto &scalar) { args.add(name, Arg(scalar)); },
-        },
-        values[i]);
-  }
+  for (std::size_t i = 0; i < values.size(); ++i)
+    args.add(w.assignments[i].name,
+             bind_value(args, w.assignments[i].name, values[i], module, staging));
   if (o.has_num_warps)
     args.add_option("num_warps", o.num_warps);
   if (o.has_num_stages)
@@ -485,7 +507,7 @@ void run(const RunOptions &o, const CommonOptions &common) {
   const Kernel kernel = module.kernel(o.kernel);
   const std::vector<ArgValue> values = classify_all(words, module, kernel);
 
-  LaunchArgs args(values.size() + 3); // + num_warps, num_stages, debug
+  LaunchArgs args;
   bind(args, words, values, o, module, *staging);
   const LaunchOutcome outcome = launch(kernel, args, words.grid, o.repeat, *staging);
   const std::vector<WrittenOutput> written = write_outputs(words.outs, args, *staging);
@@ -535,13 +557,15 @@ Grid parse_grid(std::string_view text) {
   }
 }
 
-Assignment parse_assignment(std::string_view text, std::string_view what) {
+Assignment parse_assignment(std::string_view text, std::string_view what, bool element) {
   const std::size_t eq = text.find('=');
   const std::string w(what);
   if (eq == std::string_view::npos)
     throw UsageError(w + " " + in_quotes(text) + " is not NAME=VALUE");
   Assignment a{std::string(text.substr(0, eq)), std::string(text.substr(eq + 1))};
-  if (!is_identifier(a.name))
+  const std::string_view root =
+      std::string_view(a.name).substr(0, element ? a.name.find('.') : a.name.size());
+  if (!is_identifier(root) || (root.size() < a.name.size() && a.name.back() == '.'))
     throw UsageError(w + " " + in_quotes(text) + ": " + in_quotes(a.name) +
                      " is not a parameter name");
   if (a.value.empty())
@@ -551,6 +575,14 @@ Assignment parse_assignment(std::string_view text, std::string_view what) {
 
 ArgValue classify_value(std::string_view name, std::string_view value,
                         std::span<const std::string> function_names, bool constexpr_param) {
+  if (value.starts_with('(')) {
+    TupleValue t;
+    const std::vector<std::string> parts = split_tuple(value);
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      t.elems.push_back(classify_value(std::string(name) + "." + std::to_string(i), parts[i],
+                                       function_names, constexpr_param));
+    return t;
+  }
   if (value == "true" || value == "True")
     return true;
   if (value == "false" || value == "False")

@@ -39,10 +39,10 @@ struct Assignment {
   std::string value;
 };
 
-/// Splits "NAME=VALUE" at the first '='. NAME must be an identifier and
-/// VALUE non-empty; `what` names the word in the UsageError otherwise
-/// ("argument", "--out").
-Assignment parse_assignment(std::string_view text, std::string_view what);
+/// Splits "NAME=VALUE" at the first '='. NAME must be an identifier (with
+/// `element`, also a tuple element's path: "ptrs.1") and VALUE non-empty;
+/// `what` names the word in the UsageError otherwise ("argument", "--out").
+Assignment parse_assignment(std::string_view text, std::string_view what, bool element = false);
 
 /// VALUE naming a jit function of the module: a higher-order kernel's
 /// constexpr parameter (`ACT=relu`).
@@ -58,14 +58,24 @@ struct StringValue {
   friend bool operator==(const StringValue &, const StringValue &) = default;
 };
 
+struct TupleValue;
+
 /// What a VALUE of the command line is, in the order they are tried:
 /// true/false (also True/False) a bool; an integer literal (decimal or 0x
 /// hex, optionally signed) an int64, or a uint64 above INT64_MAX; a float
 /// literal ('.', an exponent, inf, nan) a double (the kernel sees fp32); a
 /// tensor spec (@file.npy[:bf16], zeros:SHAPE:DT, empty:SHAPE:DT); the name
 /// of a jit function among `function_names`; `tl.float16` a dtype; for a
-/// constexpr parameter, any other word a string.
-using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef, StringValue, DType>;
+/// constexpr parameter, any other word a string; "(4, @x.npy, (1, 2))" a
+/// tuple of values (Triton specializes each element).
+using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef, StringValue,
+                              DType, TupleValue>;
+
+/// A tuple VALUE; its tensors are named `NAME.i` (`--out ptrs.1=out.npy`).
+struct TupleValue {
+  std::vector<ArgValue> elems;
+  friend bool operator==(const TupleValue &, const TupleValue &) = default;
+};
 
 /// Classifies the VALUE of argument `name`. Throws UsageError naming the
 /// argument when it is none of the above or out of range.

@@ -127,10 +127,9 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
         if (it == modules.end())
           it = modules.emplace(file.string(), Module::from_file(file.string())).first;
         Kernel kernel = it->second.kernel(string_field(j, "kernel"));
-        std::deque<std::string> names;
-        std::vector<Kernel> functions;
-        std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), j["args"], names, functions);
-        runtime::append_option_args(j.value("options", nlohmann::json()), names, args);
+        runtime::SpecStorage storage; // what the Args point into
+        std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), j["args"], storage);
+        runtime::append_option_args(j.value("options", nlohmann::json()), storage, args);
         submitted.push_back({n, kernel.warmup(args)});
       } catch (const std::exception &e) {
         errors.push_back({n, e.what()});
