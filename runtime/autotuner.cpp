@@ -13,6 +13,7 @@
 #include "kiln/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/jit_function.hpp"
+#include "runtime/tuning_cache.hpp"
 
 namespace kiln::runtime {
 
@@ -67,8 +68,11 @@ std::string config_text(const frontend::AutotuneConfig &c) {
 } // namespace
 
 Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<KernelParam> &params,
-                     std::string kernel_name)
-    : info_(info), params_(params), name_(std::move(kernel_name)) {
+                     std::string kernel_name, std::function<std::string()> source_key)
+    : info_(info), params_(params), name_(std::move(kernel_name)),
+      source_key_(std::move(source_key)) {
+  for (const frontend::AutotuneConfig &c : info.configs)
+    config_texts_.push_back(config_text(c));
   for (const std::string &k : info.key)
     for (const KernelParam &p : params)
       if (p.name == k)
@@ -105,12 +109,40 @@ size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, con
   std::string key_text;
   for (unsigned i : key_params_)
     key_text += (key_text.empty() ? "" : ", ") + params_[i].name + "=" + (bound[i] ? arg_text(*bound[i]) : "?");
-  const size_t best = tune(args, launch, key_text);
+  const Knobs &knobs = Context::get().knobs();
+  const TuningCache disk(knobs.no_cache ? "" : knobs.cache_dir);
+  const std::string id = TuningCache::id(tuning_identity(key));
+  std::optional<size_t> best = disk.get(id, config_texts_);
+  if (best && knobs.print_autotuning)
+    std::cerr << "kiln autotune: " << name_ << " [" << key_text
+              << "] from the tuning cache: " << config_texts_[*best] << "\n";
+  if (!best) {
+    TuningRecord record;
+    best = tune(args, launch, key_text, record.ms);
+    record.config = *best;
+    record.config_text = config_texts_[*best];
+    record.key_text = key_text;
+    disk.put(id, name_, record);
+  }
   std::unique_lock lock(mutex_);
-  return best_.try_emplace(std::move(key), best).first->second;
+  return best_.try_emplace(std::move(key), *best).first->second;
 }
 
-size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text) {
+std::string Autotuner::tuning_identity(const std::vector<uint64_t> &key) const {
+  std::ostringstream s;
+  s << "kiln tuning 1\n" << name_ << "\n" << source_key_() << "\n";
+  for (const std::string &c : config_texts_)
+    s << c << "\n";
+  s << "key:";
+  for (uint64_t w : key)
+    s << " " << std::hex << w;
+  const Device d = current_device();
+  s << "\ndevice: " << Context::get().driver(d.backend).target(d.index).str() << "\n";
+  return s.str();
+}
+
+size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text,
+                       std::vector<double> &ms) {
   const size_t n = info_.configs.size();
   // Each config's arguments: the launch's own, then what the config sets
   // that the launch does not.
@@ -147,7 +179,7 @@ size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const st
   BenchOptions bench;
   bench.warmup_ms = info_.warmup ? static_cast<double>(*info_.warmup) : 25;
   bench.rep_ms = info_.rep ? static_cast<double>(*info_.rep) : 100;
-  std::vector<double> ms(n, std::numeric_limits<double>::infinity());
+  ms.assign(n, std::numeric_limits<double>::infinity());
   const auto start = std::chrono::steady_clock::now();
   for (size_t c = 0; c < n; ++c) {
     if (!failed[c].empty())

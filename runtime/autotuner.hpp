@@ -4,9 +4,11 @@
 // with the key go straight to it.
 //
 // The tuning key is the values of the decorator's `key` parameters and the
-// element types of every tensor argument, as Triton's. Thread-safe: a hit
-// takes a shared lock; two threads meeting a new key at once both tune, and
-// the first result is kept.
+// element types of every tensor argument, as Triton's. Choices persist in
+// the disk cache (runtime/tuning_cache.hpp), per kernel source, configs,
+// key and device, so another process takes them without benchmarking.
+// Thread-safe: a hit takes a shared lock; two threads meeting a new key at
+// once both tune, and the first result is kept.
 #pragma once
 
 #include <functional>
@@ -27,7 +29,10 @@ public:
   /// Launches the function with `args` (a tuning run, or a warmup compile).
   using Launch = std::function<LaunchResult(std::span<const Arg> args, bool warmup)>;
 
-  Autotuner(const frontend::AutotuneInfo &info, const std::vector<KernelParam> &params, std::string kernel_name);
+  /// `source_key`: the function's cache key (its source and the globals it
+  /// reads), computed when first needed.
+  Autotuner(const frontend::AutotuneInfo &info, const std::vector<KernelParam> &params,
+            std::string kernel_name, std::function<std::string()> source_key);
 
   /// Whether launches tune (false: they take the first config), and why not.
   bool enabled() const { return why_not_.empty(); }
@@ -39,11 +44,16 @@ public:
 
 private:
   std::vector<uint64_t> tuning_key(const Arg *const *bound) const;
-  size_t tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text);
+  size_t tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text,
+              std::vector<double> &ms);
+  /// What names a tuning in the disk cache: source, configs, key, device.
+  std::string tuning_identity(const std::vector<uint64_t> &key) const;
 
   const frontend::AutotuneInfo &info_;
   const std::vector<KernelParam> &params_;
   std::string name_;
+  std::function<std::string()> source_key_;
+  std::vector<std::string> config_texts_;
   std::string why_not_;
   std::vector<unsigned> key_params_;
   std::shared_mutex mutex_;

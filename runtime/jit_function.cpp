@@ -43,7 +43,8 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
   }
   default_debug_ = Context::get().knobs().debug;
   if (info.autotune && !info.autotune->configs.empty())
-    autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name);
+    autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name,
+                                             [this] { return cache_key(); });
 }
 
 JitFunction::~JitFunction() = default;

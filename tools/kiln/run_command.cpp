@@ -247,22 +247,35 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
 
   // Every launch starts from the same inputs, so --out shows the result of
   // one launch even for kernels that update a tensor in place (axpy).
+  const bool autotuned = kernel.autotune().has_value();
   std::vector<HostTensor> initial;
-  if (repeat > 1)
+  if (repeat > 1 || autotuned)
     for (StagedTensor &t : args.tensors())
       initial.push_back(t.host.clone());
+  auto restore_inputs = [&] {
+    for (std::size_t j = 0; j < initial.size(); ++j) {
+      StagedTensor &t = args.tensors()[j];
+      t.host.copy_from(initial[j]);
+      staging.upload(t.host, t.device);
+    }
+    // A copy from pageable memory may still be in flight when it returns:
+    // let it land before the clock starts.
+    staging.synchronize();
+  };
+  // A launch that leaves an autotuned kernel's meta-parameters unset tunes
+  // (or takes the tuning cache's choice): do that before the clock starts,
+  // and report the kernel it chose, not the warmup's first config.
+  if (autotuned) {
+    const LaunchResult tuned = kernel.run(args.args(), grid);
+    staging.synchronize();
+    if (tuned.kernel && tuned.kernel != out.binary.kernel)
+      out.binary.kernel = tuned.kernel;
+    restore_inputs();
+  }
 
   for (int i = 0; i < repeat; ++i) {
-    if (i > 0) {
-      for (std::size_t j = 0; j < initial.size(); ++j) {
-        StagedTensor &t = args.tensors()[j];
-        t.host.copy_from(initial[j]);
-        staging.upload(t.host, t.device);
-      }
-      // A copy from pageable memory may still be in flight when it returns:
-      // let it land before the clock starts.
-      staging.synchronize();
-    }
+    if (i > 0)
+      restore_inputs();
     const auto start = Clock::now();
     const LaunchResult r = kernel.run(args.args(), grid);
     staging.synchronize();
@@ -278,12 +291,7 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
     staging.synchronize();
     out.burst_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / repeat;
     // --out shows one launch's result: start from the inputs once more.
-    for (std::size_t j = 0; j < initial.size(); ++j) {
-      StagedTensor &t = args.tensors()[j];
-      t.host.copy_from(initial[j]);
-      staging.upload(t.host, t.device);
-    }
-    staging.synchronize();
+    restore_inputs();
     kernel.run(args.args(), grid);
     staging.synchronize();
   }

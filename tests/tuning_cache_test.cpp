@@ -1,0 +1,108 @@
+// Tuning results persist (issue 15): the config the autotuner chose is
+// stored per kernel source, configs, key and device, and another process
+// launches it without benchmarking. The store's own rules (atomic files,
+// mismatched or corrupt records ignored) are checked directly.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "runtime/tuning_cache.hpp"
+
+namespace fs = std::filesystem;
+using kiln::runtime::TuningCache;
+using kiln::runtime::TuningRecord;
+
+namespace {
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string t = (fs::temp_directory_path() / "kiln_tuning_test_XXXXXX").string();
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    path = t;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// stdout and stderr of a shell command, which must exit 0.
+std::string shell_ok(const std::string &cmd) {
+  std::string out;
+  FILE *pipe = popen(("timeout 120 " + cmd + " 2>&1").c_str(), "r");
+  REQUIRE(pipe);
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe))
+    out.append(buf, n);
+  const int st = pclose(pipe);
+  CAPTURE(out);
+  REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
+  return out;
+}
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_CASE("tuning cache: a stored choice is read back only for the configs it was made for") {
+  const TempDir dir;
+  const TuningCache cache(dir.path.string());
+  const std::vector<std::string> configs = {"BLOCK=16, num_warps=1", "BLOCK=32, num_warps=2"};
+  const std::string id = TuningCache::id("kernel source + configs + key + device");
+  CHECK(id.size() == 64);
+  CHECK(!cache.get(id, configs));
+  cache.put(id, "fill", TuningRecord{1, configs[1], "n=100", {0.5, 0.25}});
+  CHECK(cache.get(id, configs) == 1u);
+  // The config list changed under the same id (it should not, the id hashes
+  // it): the record names another config, so it is not trusted.
+  CHECK(!cache.get(id, {"BLOCK=16, num_warps=1", "BLOCK=64, num_warps=2"}));
+  CHECK(!cache.get(id, {"BLOCK=16, num_warps=1"})); // index out of range
+  // A corrupt or truncated file is a miss, not an error.
+  for (const char *bad :
+       {"", "{", "[]", "{\"config\": -1, \"config_text\": \"x\"}", "{\"config\": 1}"}) {
+    CAPTURE(bad);
+    std::ofstream(dir.path / "tuning" / (id + ".json"), std::ios::trunc) << bad;
+    CHECK(!cache.get(id, configs));
+  }
+  // Without a cache folder (KILN_NO_CACHE) nothing is stored or found.
+  const TuningCache none("");
+  none.put(id, "fill", TuningRecord{0, configs[0], "", {}});
+  CHECK(!none.get(id, configs));
+}
+
+TEST_CASE("tuning cache: a second process launches the tuned config without benchmarking") {
+  const TempDir dir;
+  const std::string file = (dir.path / "tuned.py").string();
+  std::ofstream(file)
+      << "import triton\n"
+         "import triton.language as tl\n\n\n"
+         "@triton.autotune(configs=[triton.Config({'BLOCK': b}, num_warps=w) for b in (16, 32)\n"
+         "                          for w in (1, 2)], key=['n'], warmup=1, rep=2)\n"
+         "@triton.jit\n"
+         "def fill(out_ptr, n, BLOCK: tl.constexpr):\n"
+         "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+         "    tl.store(out_ptr + offs, offs * 2, mask=offs < n)\n";
+  const std::string run = "env -u KILN_NO_CACHE KILN_CACHE_DIR='" + (dir.path / "cache").string() +
+                          "' KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' run '" + file +
+                          "' fill --grid 8 out_ptr=zeros:100:i32 n=100 --backend cpu";
+  const std::string first = shell_ok(run);
+  CAPTURE(first);
+  CHECK(contains(first, "kiln autotune: fill [n=100] tuned 4 configs"));
+  const std::string chosen = first.substr(
+      first.find("best: ") + 6, first.find(" (", first.find("best: ")) - first.find("best: ") - 6);
+  const std::string second = shell_ok(run);
+  CAPTURE(second);
+  CHECK(contains(second, "kiln autotune: fill [n=100] from the tuning cache: " + chosen));
+  CHECK(!contains(second, "tuned 4 configs"));
+  CHECK(contains(second, "binary  disk cache hit"));
+}
