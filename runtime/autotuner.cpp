@@ -13,6 +13,7 @@
 #include "kiln/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/jit_function.hpp"
+#include "runtime/tuning_buffers.hpp"
 #include "runtime/tuning_cache.hpp"
 
 namespace kiln::runtime {
@@ -77,11 +78,7 @@ Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<Kerne
     for (const KernelParam &p : params)
       if (p.name == k)
         key_params_.push_back(p.index);
-  // Without the buffers' sizes kiln cannot zero or restore them between
-  // timing runs, and a kernel that accumulates would see the runs' sums.
-  if (!info.reset_to_zero.empty() || !info.restore_value.empty())
-    why_not_ = "it names reset_to_zero/restore_value buffers, which kiln cannot reset between timing runs yet";
-  else if (info.configs.size() < 2)
+  if (info.configs.size() < 2)
     why_not_ = "it has one config";
   else if (!info.callables.empty())
     why_not_ = "its autotune decorator takes Python callables (" + info.callables.front() + ")";
@@ -118,11 +115,20 @@ size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, con
               << "] from the tuning cache: " << config_texts_[*best] << "\n";
   if (!best) {
     TuningRecord record;
-    best = tune(args, launch, key_text, record.ms);
-    record.config = *best;
-    record.config_text = config_texts_[*best];
-    record.key_text = key_text;
-    disk.put(id, name_, record);
+    try {
+      best = tune(args, bound, launch, key_text, record.ms);
+      record.config = *best;
+      record.config_text = config_texts_[*best];
+      record.key_text = key_text;
+      disk.put(id, name_, record);
+    } catch (const ArgumentError &e) {
+      // A reset_to_zero/restore_value buffer of unknown size: timing runs
+      // would corrupt it, so this key keeps the first config (still correct).
+      if (knobs.print_autotuning)
+        std::cerr << "kiln autotune: " << name_ << " [" << key_text << "] not tuned: " << e.what()
+                  << "; using the first config\n";
+      best = 0;
+    }
   }
   std::unique_lock lock(mutex_);
   return best_.try_emplace(std::move(key), *best).first->second;
@@ -141,8 +147,11 @@ std::string Autotuner::tuning_identity(const std::vector<uint64_t> &key) const {
   return s.str();
 }
 
-size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text,
-                       std::vector<double> &ms) {
+size_t Autotuner::tune(std::span<const Arg> args, const Arg *const *bound, const Launch &launch,
+                       const std::string &key_text, std::vector<double> &ms) {
+  // Checked first: a buffer kiln cannot reset is an error before any compile.
+  const TuningBuffers buffers(info_.reset_to_zero, info_.restore_value, params_, bound,
+                              current_device(), name_);
   const size_t n = info_.configs.size();
   // Each config's arguments: the launch's own, then what the config sets
   // that the launch does not.
@@ -185,7 +194,14 @@ size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const st
     if (!failed[c].empty())
       continue;
     try {
-      ms[c] = do_bench([&] { launch(config_args[c], false); }, current_device(), bench).median_ms;
+      ms[c] = do_bench(
+                  [&] {
+                    buffers.before_run();
+                    launch(config_args[c], false);
+                    buffers.after_run();
+                  },
+                  current_device(), bench)
+                  .median_ms;
     } catch (const Error &e) {
       failed[c] = e.what();
     }
@@ -196,6 +212,7 @@ size_t Autotuner::tune(std::span<const Arg> args, const Launch &launch, const st
       best = c;
   if (!failed[best].empty())
     throw RuntimeError(name_ + ": no autotune config compiles; the first one failed with: " + failed[0]);
+  buffers.before_run(); // the launch that follows starts from zeros, as after Triton's tuning
 
   if (Context::get().knobs().print_autotuning) {
     const double total =

@@ -44,8 +44,8 @@ public:
 
 private:
   std::vector<uint64_t> tuning_key(const Arg *const *bound) const;
-  size_t tune(std::span<const Arg> args, const Launch &launch, const std::string &key_text,
-              std::vector<double> &ms);
+  size_t tune(std::span<const Arg> args, const Arg *const *bound, const Launch &launch,
+              const std::string &key_text, std::vector<double> &ms);
   /// What names a tuning in the disk cache: source, configs, key, device.
   std::string tuning_identity(const std::vector<uint64_t> &key) const;
 

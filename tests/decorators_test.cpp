@@ -70,7 +70,8 @@ TEST_CASE("decorators: autotune configs built by a helper function are read from
   CHECK(spec->reset_to_zero == std::vector<std::string>{"out_ptr"});
 }
 
-TEST_CASE("decorators: with reset_to_zero buffers kiln cannot reset, a launch takes the first config; explicit ones win") {
+TEST_CASE("decorators: reset_to_zero buffers of unknown size (raw pointers): the first config, not "
+          "tuned; explicit ones win") {
   kiln::Module m = kiln::Module::from_string(kAutotunedAdd, "add_autotuned.py");
   kiln::Kernel k = m.kernel("add_kernel");
   std::vector<float> x(1000), y(1000), out(1000);
@@ -91,6 +92,44 @@ TEST_CASE("decorators: with reset_to_zero buffers kiln cannot reset, a launch ta
   REQUIRE(e.kernel);
   CHECK(contains(e.kernel->specialization, "BLOCK_SIZE: constexpr=64"));
   CHECK(e.kernel->options.num_warps == 2);
+}
+
+TEST_CASE("decorators: reset_to_zero and restore_value buffers of known size are reset between "
+          "timing runs") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=1) for b in (16, 32, 64)], key=["n"],
+                 reset_to_zero=["sum_ptr"], restore_value=["x_ptr"], warmup=1, rep=2)
+@triton.jit
+def accumulate(x_ptr, sum_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.atomic_add(sum_ptr + offs % 4, x, mask=m)
+    tl.store(x_ptr + offs, x + 1.0, mask=m)
+)",
+                                             "accumulate.py");
+  kiln::Kernel k = m.kernel("accumulate");
+  constexpr int n = 1000;
+  std::vector<float> x(n), sum(4, 123.0f);
+  for (int i = 0; i < n; ++i)
+    x[i] = static_cast<float>(i % 7);
+  const std::vector<float> x0 = x;
+  auto grid = [](const kiln::BoundArgs &a) {
+    return kiln::Grid{static_cast<uint32_t>(kiln::cdiv(a["n"].as_int(), a["BLOCK"].as_int()))};
+  };
+  kiln::LaunchResult r = k[grid](kiln::Tensor(x.data(), {n}), kiln::Tensor(sum.data(), {4}), n);
+  REQUIRE(r.kernel);
+  // Many timing runs happened; the buffers show exactly one launch's effect.
+  float want[4] = {};
+  for (int i = 0; i < n; ++i)
+    want[i % 4] += x0[i];
+  for (int j = 0; j < 4; ++j)
+    CHECK(sum[j] == want[j]);
+  for (int i = 0; i < n; ++i)
+    CHECK(x[i] == x0[i] + 1.0f);
 }
 
 TEST_CASE("decorators: configs from comprehensions over module-level lists") {
