@@ -6,6 +6,8 @@
 #include <numeric>
 
 #include "kiln/buffer.hpp"
+#include "runtime/bench_stats.hpp"
+#include "runtime/cuda_timing.hpp"
 
 namespace kiln {
 
@@ -24,7 +26,26 @@ double quantile(const std::vector<double> &sorted, double q) {
 
 } // namespace
 
+namespace runtime {
+
+BenchResult bench_stats(std::vector<double> times, const BenchOptions &o) {
+  BenchResult r;
+  r.reps = static_cast<int>(times.size());
+  r.mean_ms = std::accumulate(times.begin(), times.end(), 0.0) / static_cast<double>(times.size());
+  std::sort(times.begin(), times.end());
+  r.min_ms = times.front();
+  r.max_ms = times.back();
+  r.median_ms = quantile(times, 0.5);
+  for (double q : o.quantiles)
+    r.quantiles_ms.push_back(quantile(times, q));
+  return r;
+}
+
+} // namespace runtime
+
 BenchResult do_bench(const std::function<void()> &fn, Device device, const BenchOptions &o) {
+  if (device.backend == Backend::cuda)
+    return runtime::do_bench_cuda(fn, device, o);
   // Estimate one run from five (the first may include a compile).
   fn();
   synchronize(device);
@@ -46,16 +67,7 @@ BenchResult do_bench(const std::function<void()> &fn, Device device, const Bench
     synchronize(device);
     t = elapsed_ms(t0);
   }
-  BenchResult r;
-  r.reps = reps;
-  r.mean_ms = std::accumulate(times.begin(), times.end(), 0.0) / reps;
-  std::sort(times.begin(), times.end());
-  r.min_ms = times.front();
-  r.max_ms = times.back();
-  r.median_ms = quantile(times, 0.5);
-  for (double q : o.quantiles)
-    r.quantiles_ms.push_back(quantile(times, q));
-  return r;
+  return runtime::bench_stats(std::move(times), o);
 }
 
 } // namespace kiln

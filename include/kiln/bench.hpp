@@ -2,11 +2,12 @@
 // estimate, warmup and repetitions sized by time budgets, statistics over
 // the repetitions. Used by the autotuner and by `kiln bench`.
 //
-// Each repetition is timed on the host's steady clock and ends with
-// kiln::synchronize(device), so on a GPU a repetition includes the launch
-// and the wait (a few microseconds above the kernel's own time; events
-// and an L2 flush between repetitions are not used yet). Safe to call from
-// several threads at once (each call times only its own function).
+// On the CPU each repetition is timed on the host's steady clock. On a GPU,
+// as Triton does, each is timed with CUDA events around the function alone,
+// after a 256 MB write that flushes the L2 cache, so the times are the
+// device's cold-cache kernel times without launch or synchronize latency.
+// Safe to call from several threads at once (each call times only its own
+// function; on a GPU, on the default stream, which they then share).
 #pragma once
 
 #include <functional>

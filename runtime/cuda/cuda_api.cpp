@@ -46,6 +46,15 @@ Loaded load_once() {
   sym(a.MemcpyDtoH, "cuMemcpyDtoH_v2");
   sym(a.StreamSynchronize, "cuStreamSynchronize");
   sym(a.GetErrorString, "cuGetErrorString");
+  sym(a.EventCreate, "cuEventCreate");
+  sym(a.EventRecord, "cuEventRecord");
+  sym(a.EventSynchronize, "cuEventSynchronize");
+  sym(a.EventDestroy, "cuEventDestroy_v2");
+  sym(a.MemsetD32Async, "cuMemsetD32Async");
+  // CUDA 12.8 renamed it (same signature); older drivers have only the first.
+  a.EventElapsedTime =
+      reinterpret_cast<decltype(a.EventElapsedTime)>(dlsym(lib, "cuEventElapsedTime_v2"));
+  sym(a.EventElapsedTime, a.EventElapsedTime ? "cuEventElapsedTime_v2" : "cuEventElapsedTime");
   if (!l.error.empty())
     return l;
   if (CUresult r = a.Init(0); r != CUDA_SUCCESS) {

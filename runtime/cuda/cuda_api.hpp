@@ -30,6 +30,13 @@ struct CudaApi {
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
   CUresult (*StreamSynchronize)(CUstream);
+  // Timing (kiln::do_bench): events, and a memset that flushes L2.
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*GetErrorString)(CUresult, const char **);
 
   /// The real driver, or null with `why` set when libcuda.so.1 or a symbol is
