@@ -46,10 +46,11 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const compiler::Target &t, c
   to.AllowFPOpFusion = o.enable_fp_fusion ? llvm::FPOpFusion::Fast : llvm::FPOpFusion::Strict;
   // NVPTX at -O3 runs GVN twice where -O2 runs EarlyCSE: on every shared
   // kernel the PTX is the same, and matmul's code generation ~35 ms faster.
-  const llvm::CodeGenOptLevel level = t.kind == compiler::Target::Kind::Cuda ? llvm::CodeGenOptLevel::Default
-                                                                             : llvm::CodeGenOptLevel::Aggressive;
-  std::unique_ptr<llvm::TargetMachine> tm(
-      target->createTargetMachine(t.triple, t.cpu, t.features, to, llvm::Reloc::PIC_, std::nullopt, level));
+  const llvm::CodeGenOptLevel level = t.kind == compiler::Target::Kind::Cuda
+                                          ? llvm::CodeGenOptLevel::Default
+                                          : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      t.triple, t.cpu, t.features, to, llvm::Reloc::PIC_, std::nullopt, level));
   if (!tm)
     throw RuntimeError("LLVM could not create a target machine for " + t.str());
   return tm;
@@ -87,8 +88,8 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  llvm::ModulePassManager mpm =
-      pb.buildPerModuleDefaultPipeline(gpu ? llvm::OptimizationLevel::O2 : llvm::OptimizationLevel::O3);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(gpu ? llvm::OptimizationLevel::O2
+                                                                     : llvm::OptimizationLevel::O3);
   mpm.run(m, mam);
 }
 

@@ -53,7 +53,8 @@ void warm_up_compile(const compiler::Target &target) {
   const Kernel k = m.kernel("kiln_warm_up");
   std::deque<std::string> names;
   std::vector<Kernel> functions;
-  const nlohmann::json specs = {{"x_ptr", "*fp32:D"}, {"y_ptr", "*fp32:D"}, {"n", "i32"}, {"BLOCK", 1024}};
+  const nlohmann::json specs = {
+      {"x_ptr", "*fp32:D"}, {"y_ptr", "*fp32:D"}, {"n", "i32"}, {"BLOCK", 1024}};
   k.impl()->compile_only(runtime::args_from_specs(*k.impl(), specs, names, functions), target);
 }
 
@@ -146,8 +147,10 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     stage_times.add(k);
   }
   if (common.verbosity > 0)
-    stage_times.print(std::cerr, o.repeat > 0 ? "each a cold compile after a compile of another kernel"
-                                        : "the process's first compile, set-up of LLVM and the assembler included");
+    stage_times.print(
+        std::cerr, o.repeat > 0
+                       ? "each a cold compile after a compile of another kernel"
+                       : "the process's first compile, set-up of LLVM and the assembler included");
   auto text_of = [&](const std::string &stage) -> std::string {
     if (stage == k.binary_kind || stage == "obj" || stage == "cubin") {
       if (stage != k.binary_kind)
@@ -173,7 +176,9 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
       written.push_back(p.string());
     }
     if (common.json)
-      std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"files", written},
+      std::cout << nlohmann::json{{"kernel", Kernel::repr(k)},
+                                  {"key", k.key},
+                                  {"files", written},
                                   {"compile_times", stage_times.json()}}
                        .dump()
                 << "\n";
@@ -193,10 +198,15 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     nlohmann::json times = nlohmann::json::object();
     for (const StageTime &t : k.times)
       times[t.stage] = t.ms;
-    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)}, {"key", k.key}, {"stages", texts}, {"stages_ms", times},
+    std::cout << nlohmann::json{{"kernel", Kernel::repr(k)},
+                                {"key", k.key},
+                                {"stages", texts},
+                                {"stages_ms", times},
                                 {"compile_times", stage_times.json()},
-                                {"registers", k.registers}, {"spill_bytes", k.spill_bytes},
-                                {"assembler_log", k.stages.count("cubin_log") ? k.stages.at("cubin_log") : ""}}
+                                {"registers", k.registers},
+                                {"spill_bytes", k.spill_bytes},
+                                {"assembler_log",
+                                 k.stages.count("cubin_log") ? k.stages.at("cubin_log") : ""}}
                      .dump()
               << "\n";
     return;
@@ -221,11 +231,12 @@ void add_compile_command(CLI::App &app, CommonOptions &common) {
   require_at_least(
       sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N"), 0);
   sub->add_flag("--debug", o->debug, "compile with debug=True");
-  require_at_least(sub->add_option("--repeat", o->repeat,
-                                   "compile N times after an untimed compile of another kernel: cold "
-                                   "compiles in a warm process (-v: time by stage, first and median)")
-                       ->type_name("N"),
-                   1);
+  require_at_least(
+      sub->add_option("--repeat", o->repeat,
+                      "compile N times after an untimed compile of another kernel: cold "
+                      "compiles in a warm process (-v: time by stage, first and median)")
+          ->type_name("N"),
+      1);
   add_common_options(*sub, common);
   sub->callback([o, &common] { compile(*o, common); });
 }

@@ -53,12 +53,14 @@ void StageTimes::print(std::ostream &out, const std::string &note) const {
   if (totals_.empty())
     return;
   const bool several = totals_.size() > 1;
-  out << "compile time by stage, ms (" << note << ")\n  " << std::string(8, ' ') << padded("first", 10);
+  out << "compile time by stage, ms (" << note << ")\n  " << std::string(8, ' ')
+      << padded("first", 10);
   if (several)
     out << padded("median (min-max) of " + std::to_string(totals_.size()), 32);
   out << '\n';
   auto row = [&](const std::string &name, const std::vector<double> &v) {
-    out << "  " << name << std::string(name.size() < 8 ? 8 - name.size() : 0, ' ') << padded(ms(v.front()), 10);
+    out << "  " << name << std::string(name.size() < 8 ? 8 - name.size() : 0, ' ')
+        << padded(ms(v.front()), 10);
     if (several) {
       const Stats s = stats(v);
       out << padded(ms(s.median) + " (" + ms(s.min) + "-" + ms(s.max) + ")", 32);
@@ -84,7 +86,11 @@ nlohmann::json StageTimes::json() const {
   for (std::size_t i = 0; i < stages_.size(); ++i)
     put(stages_[i], samples_[i]);
   put("total", totals_);
-  return {{"runs", totals_.size()}, {"first_ms", first}, {"median_ms", median}, {"min_ms", lo}, {"max_ms", hi}};
+  return {{"runs", totals_.size()},
+          {"first_ms", first},
+          {"median_ms", median},
+          {"min_ms", lo},
+          {"max_ms", hi}};
 }
 
 } // namespace kiln::cli

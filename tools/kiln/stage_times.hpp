@@ -23,7 +23,7 @@ public:
   nlohmann::json json() const;
 
 private:
-  std::vector<std::string> stages_;           ///< in the order the compiler ran them
+  std::vector<std::string> stages_;          ///< in the order the compiler ran them
   std::vector<std::vector<double>> samples_; ///< per stage, one per compile
   std::vector<double> totals_;
 };
