@@ -4,19 +4,11 @@
 #include <cstdio>
 #include <ostream>
 
+#include "tools/kiln/summary.hpp"
+
 namespace kiln::cli {
 
 namespace {
-
-struct Stats {
-  double median = 0, min = 0, max = 0;
-};
-
-Stats stats(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return {v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2, v.front(), v.back()};
-}
 
 std::string ms(double v) {
   char buf[32];
@@ -62,7 +54,7 @@ void StageTimes::print(std::ostream &out, const std::string &note) const {
     out << "  " << name << std::string(name.size() < 8 ? 8 - name.size() : 0, ' ')
         << padded(ms(v.front()), 10);
     if (several) {
-      const Stats s = stats(v);
+      const Summary s = summarize(v);
       out << padded(ms(s.median) + " (" + ms(s.min) + "-" + ms(s.max) + ")", 32);
     }
     out << '\n';
@@ -77,7 +69,7 @@ nlohmann::json StageTimes::json() const {
   if (totals_.empty())
     return {{"runs", 0}};
   auto put = [&](const std::string &name, const std::vector<double> &v) {
-    const Stats s = stats(v);
+    const Summary s = summarize(v);
     first[name] = v.front();
     median[name] = s.median;
     lo[name] = s.min;
