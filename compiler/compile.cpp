@@ -1,4 +1,4 @@
-// The compile pipeline: IR generation, lowering, O3, code generation, each
+// The compile pipeline: IR generation, lowering, LLVM optimization, code generation, each
 // stage timed and kept as text in the CompiledKernel.
 #include "compiler/compile.hpp"
 

@@ -27,7 +27,7 @@ struct CompileRequest {
   /// When set, every stage is also written under this folder (KILN_DUMP_DIR).
   std::string dump_dir;
   /// When set, a user-edited stage file here replaces the compiler's
-  /// (KILN_OVERRIDE_DIR): `<name>.llir` (LLVM IR, after O3) or, on cuda,
+  /// (KILN_OVERRIDE_DIR): `<name>.llir` (LLVM IR, optimized) or, on cuda,
   /// `<name>.ptx`, looked up first in the folder KILN_DUMP_DIR would write
   /// (`<name>.<id>/`), then at the top. Throws CompileError for a file
   /// LLVM cannot parse.
@@ -44,8 +44,8 @@ struct CompileOutput {
 CompileOutput compile(const CompileRequest &request);
 
 /// One compile, stage by stage, so that a task graph can run the stages of
-/// many compiles as separate nodes: frontend (tile IR), optimize (LLVM IR,
-/// O3), codegen (object, or PTX and cubin). Stages run in order, one at a
+/// many compiles as separate nodes: frontend (tile IR), optimize (LLVM IR:
+/// O3 on the CPU, O2 on the GPU), codegen (object, or PTX and cubin). Stages run in order, one at a
 /// time, on any thread. Each throws as compile() does.
 class Compilation {
 public:

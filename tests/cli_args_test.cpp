@@ -19,6 +19,7 @@
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/host_tensor.hpp"
 #include "tools/kiln/run_command.hpp"
+#include "tools/kiln/stage_times.hpp"
 
 using kiln::DType;
 using kiln::cli::ArgValue;
@@ -237,7 +238,8 @@ TEST_CASE("cli: VALUE classification: dtypes, and strings for constexpr paramete
   CHECK(std::get<DType>(classify("triton.language.bfloat16")) == DType::bf16);
   // A word that is no function is a string only where the parameter is a
   // constexpr (`ACTIVATION=leaky_relu`); elsewhere a typo stays an error.
-  const ArgValue s = kiln::cli::classify_value("ACTIVATION", "leaky_relu", std::vector<std::string>{"relu"}, true);
+  const ArgValue s =
+      kiln::cli::classify_value("ACTIVATION", "leaky_relu", std::vector<std::string>{"relu"}, true);
   REQUIRE(std::holds_alternative<kiln::cli::StringValue>(s));
   CHECK(std::get<kiln::cli::StringValue>(s).text == "leaky_relu");
   CHECK(std::holds_alternative<kiln::cli::FunctionRef>(
@@ -417,4 +419,29 @@ TEST_CASE("cli: the cpu staging hands the kernel the host buffer itself") {
   CHECK(kiln::cli::make_tensor_staging("auto")->backend() == kiln::Backend::cpu);
   // Until the cuda staging exists, asking for it fails clearly (exit 1).
   CHECK_THROWS_AS(kiln::cli::make_tensor_staging("cuda"), kiln::RuntimeError);
+}
+
+TEST_CASE("cli: compile times by stage: the first compile's, and the median, min and max of all") {
+  kiln::cli::StageTimes times;
+  auto compiled = [](std::vector<kiln::StageTime> t) {
+    kiln::CompiledKernel k;
+    k.times = std::move(t);
+    return k;
+  };
+  times.add(compiled({{"ir", 1}, {"opt", 10}}));
+  times.add(compiled({{"ir", 3}, {"opt", 30}}));
+  times.add(
+      compiled({{"ir", 2}, {"opt", 20}, {"cubin", 6}})); // a stage the others lacked counts 0 there
+  const nlohmann::json j = times.json();
+  CHECK(j["runs"] == 3);
+  CHECK(j["first_ms"]["opt"] == 10.0);
+  CHECK(j["median_ms"]["ir"] == 2.0);
+  CHECK(j["median_ms"]["total"] == 28.0); // 11, 33, 28
+  CHECK(j["min_ms"]["cubin"] == 0.0);
+  CHECK(j["max_ms"]["cubin"] == 6.0);
+  std::ostringstream out;
+  times.print(out, "test");
+  CHECK(contains(out.str(), "compile time by stage, ms (test)"));
+  CHECK(contains(out.str(), "median (min-max) of 3"));
+  CHECK(contains(out.str(), "20.00 (10.00-30.00)"));
 }

@@ -23,8 +23,8 @@ std::unique_ptr<llvm::TargetMachine> target_machine(const compiler::Target &t, c
 /// Sets the module's triple and data layout to the machine's.
 void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 
-/// The O3 pipeline with loop and SLP vectorization; on x86 it maps math
-/// calls to glibc's vector math library (libmvec).
+/// CPU: the O3 pipeline with loop and SLP vectorization, math calls mapped
+/// to glibc's vector math library (libmvec). NVPTX: O2 without vectorizers.
 void optimize(llvm::Module &m, llvm::TargetMachine &tm);
 
 std::vector<uint8_t> emit_object(llvm::Module &m, llvm::TargetMachine &tm);

@@ -58,6 +58,7 @@
 #include "runtime/jit_function.hpp"
 #include "runtime/spec_args.hpp"
 #include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/summary.hpp"
 
 extern char **environ; // POSIX: the environment posix_spawn passes on
 
@@ -83,18 +84,6 @@ constexpr int kWarmupRuns = 3;                               // per thread count
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-/// The median of a sample and its extremes.
-struct Summary {
-  double median = 0, min = 0, max = 0;
-};
-
-Summary summarize(std::vector<double> v) {
-  assert(!v.empty());
-  std::sort(v.begin(), v.end());
-  const std::size_t mid = v.size() / 2;
-  return {v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2, v.front(), v.back()};
 }
 
 /// Times `batches` batches of `calls` calls of `fn`; returns the mean time
