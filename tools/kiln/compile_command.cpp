@@ -51,14 +51,14 @@ def kiln_warm_up(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 void warm_up_compile(const compiler::Target &target) {
   const Module m = Module::from_string(kWarmUpSource, "<kiln compile: warm-up>");
   const Kernel k = m.kernel("kiln_warm_up");
-  std::deque<std::string> names;
-  std::vector<Kernel> functions;
+  runtime::SpecStorage storage;
   const nlohmann::json specs = {
       {"x_ptr", "*fp32:D"}, {"y_ptr", "*fp32:D"}, {"n", "i32"}, {"BLOCK", 1024}};
-  k.impl()->compile_only(runtime::args_from_specs(*k.impl(), specs, names, functions), target);
+  k.impl()->compile_only(runtime::args_from_specs(*k.impl(), specs, storage), target);
 }
 
-/// A SPEC word as JSON: numbers and bools as themselves, anything else a string.
+/// A SPEC word as JSON: numbers and bools as themselves, "(a, b)" an array
+/// (a tuple parameter), anything else a string.
 nlohmann::json spec_value(const std::string &text) {
   if (!text.empty() && text.front() == '(') { // a tuple parameter's specs, nested as written
     nlohmann::json elems = nlohmann::json::array();
