@@ -80,7 +80,8 @@ TEST_CASE("tuning cache: a stored choice is read back only for the configs it wa
   CHECK(!none.get(id, configs));
 }
 
-TEST_CASE("tuning cache: a second process launches the tuned config without benchmarking") {
+TEST_CASE("tuning cache: kiln tune stores the choice; a second process launches it without "
+          "benchmarking") {
   const TempDir dir;
   const std::string file = (dir.path / "tuned.py").string();
   std::ofstream(file)
@@ -92,10 +93,13 @@ TEST_CASE("tuning cache: a second process launches the tuned config without benc
          "def fill(out_ptr, n, BLOCK: tl.constexpr):\n"
          "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
          "    tl.store(out_ptr + offs, offs * 2, mask=offs < n)\n";
-  const std::string run = "env -u KILN_NO_CACHE KILN_CACHE_DIR='" + (dir.path / "cache").string() +
-                          "' KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' run '" + file +
-                          "' fill --grid 8 out_ptr=zeros:100:i32 n=100 --backend cpu";
-  const std::string first = shell_ok(run);
+  const std::string env =
+      "env -u KILN_NO_CACHE KILN_CACHE_DIR='" + (dir.path / "cache").string() + "' ";
+  const std::string words =
+      " '" + file + "' fill --grid 8 out_ptr=zeros:100:i32 n=100 --backend cpu";
+  const std::string first =
+      shell_ok(env + "'" KILN_BIN "' tune" + words); // tune prints without the knob
+  const std::string run = env + "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' run" + words;
   CAPTURE(first);
   CHECK(contains(first, "kiln autotune: fill [n=100] tuned 4 configs"));
   const std::string chosen = first.substr(
@@ -105,4 +109,24 @@ TEST_CASE("tuning cache: a second process launches the tuned config without benc
   CHECK(contains(second, "kiln autotune: fill [n=100] from the tuning cache: " + chosen));
   CHECK(!contains(second, "tuned 4 configs"));
   CHECK(contains(second, "binary  disk cache hit"));
+}
+
+TEST_CASE("tuning cache: kiln tune of a kernel without autotune configs is a usage error") {
+  const std::string out = [] {
+    std::string o;
+    FILE *pipe = popen(
+        "'" KILN_BIN "' tune '" KILN_SHARED_DIR "/kernels/vector_add.py' add_kernel --grid 1 "
+        "x_ptr=zeros:8:f32 y_ptr=zeros:8:f32 out_ptr=zeros:8:f32 n=8 BLOCK=8 --backend cpu 2>&1; "
+        "echo status=$?",
+        "r");
+    REQUIRE(pipe);
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe))
+      o.append(buf, n);
+    pclose(pipe);
+    return o;
+  }();
+  CAPTURE(out);
+  CHECK(contains(out, "status=2"));
+  CHECK(contains(out, "add_kernel has no @triton.autotune configs to tune"));
 }

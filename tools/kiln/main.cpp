@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
   kiln::cli::CommonOptions common;
 
   kiln::cli::add_run_command(app, common);
+  kiln::cli::add_tune_command(app, common);
   kiln::cli::add_compile_command(app, common);
   kiln::cli::add_warmup_command(app, common);
   kiln::cli::add_bench_command(app, common);

@@ -171,6 +171,7 @@ struct RunOptions {
   bool has_num_stages = false;
   bool debug = false;
   int repeat = 1;
+  bool tune = false; ///< `kiln tune`: the kernel must be autotuned; its tuning is printed
   std::vector<std::string> outs;
   std::vector<std::string> assignments;
 };
@@ -507,12 +508,16 @@ void run(const RunOptions &o, const CommonOptions &common) {
   const CheckedWords words = check_words(o);
 
   apply_common_options(common);
+  if (o.tune) // read with the other knobs when the runtime starts, below
+    ::setenv("KILN_PRINT_AUTOTUNING", "1", 1);
   const std::unique_ptr<TensorStaging> staging = make_tensor_staging(common.backend);
   // The runtime must compile for the backend the tensors live on.
   set_device(Device{staging->backend(), 0});
 
   const Module module = Module::from_file(o.file);
   const Kernel kernel = module.kernel(o.kernel);
+  if (o.tune && !kernel.autotune())
+    throw UsageError(o.kernel + " has no @triton.autotune configs to tune; `kiln run` launches it");
   const std::vector<ArgValue> values = classify_all(words, module, kernel);
 
   LaunchArgs args;
@@ -631,13 +636,25 @@ std::unique_ptr<TensorStaging> make_tensor_staging(std::string_view backend) {
   throw UsageError("--backend " + in_quotes(backend) + " is not cpu, cuda or auto");
 }
 
-void add_run_command(CLI::App &app, CommonOptions &common) {
+namespace {
+
+/// `kiln run`, or `kiln tune` (`tune`): the same words, the same launch.
+void add_launch_command(CLI::App &app, CommonOptions &common, bool tune) {
   // Shared with the callback, which runs during app.parse(); the App keeps
   // the callback (and so the options) alive as long as itself.
   auto o = std::make_shared<RunOptions>();
-  CLI::App *sub = app.add_subcommand(
-      "run", "Load FILE, bind NAME=VALUE arguments, compile (or hit a cache), launch KERNEL and "
-             "report");
+  o->tune = tune;
+  CLI::App *sub =
+      tune
+          ? app.add_subcommand(
+                "tune",
+                "Tune an @triton.autotune KERNEL ahead of time: compile every config, time each on "
+                "these arguments, print the times and the choice, and store it in the cache "
+                "(KILN_CACHE_DIR/tuning) where later launches and processes find it")
+          : app.add_subcommand(
+                "run",
+                "Load FILE, bind NAME=VALUE arguments, compile (or hit a cache), launch KERNEL and "
+                "report");
   sub->add_option("FILE", o->file, "the kernel file")->required()->type_name("");
   sub->add_option("KERNEL", o->kernel, "the @triton.jit function to launch")
       ->required()
@@ -668,6 +685,16 @@ void add_run_command(CLI::App &app, CommonOptions &common) {
     o->has_num_stages = stages->count() > 0;
     run(*o, common);
   });
+}
+
+} // namespace
+
+void add_run_command(CLI::App &app, CommonOptions &common) {
+  add_launch_command(app, common, false);
+}
+
+void add_tune_command(CLI::App &app, CommonOptions &common) {
+  add_launch_command(app, common, true);
 }
 
 } // namespace kiln::cli

@@ -29,6 +29,10 @@ struct CommonOptions;
 /// Adds the `run` subcommand to `app`. `common` must outlive app.parse().
 void add_run_command(CLI::App &app, CommonOptions &common);
 
+/// Adds `tune`: `run`'s words for an autotuned kernel, printing its tuning
+/// (KILN_PRINT_AUTOTUNING) and storing the choice in the tuning cache.
+void add_tune_command(CLI::App &app, CommonOptions &common);
+
 /// `--grid`: "10", "4,8" or "4,8,2" (zeros allowed: an empty launch).
 /// Throws UsageError for anything else.
 Grid parse_grid(std::string_view text);
