@@ -21,13 +21,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "kiln/buffer.hpp"
 #include "kiln/arg.hpp"
+#include "kiln/buffer.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/error.hpp"
 #include "kiln/kernel.hpp"
 #include "kiln/module.hpp"
 #include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/grid_expr.hpp"
 #include "tools/kiln/npy.hpp"
 
 namespace kiln::cli {
@@ -238,8 +239,14 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repeat,
-                     TensorStaging &staging) {
+LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid fixed, const GridExpr *expr,
+                     int repeat, TensorStaging &staging) {
+  // A grid that reads the arguments is evaluated at each launch, on the
+  // arguments that launch binds (an autotuner's config among them).
+  const GridFn by_args = [expr](const BoundArgs &a) { return expr->eval(a); };
+  auto run_once = [&] {
+    return expr ? kernel.run(args.args(), by_args) : kernel.run(args.args(), fixed);
+  };
   using Clock = std::chrono::steady_clock;
   LaunchOutcome out;
   // Get the binary first, apart from the launches: launch_us is then the
@@ -267,7 +274,7 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
   // (or takes the tuning cache's choice): do that before the clock starts,
   // and report the kernel it chose, not the warmup's first config.
   if (autotuned) {
-    const LaunchResult tuned = kernel.run(args.args(), grid);
+    const LaunchResult tuned = run_once();
     staging.synchronize();
     if (tuned.kernel && tuned.kernel != out.binary.kernel)
       out.binary.kernel = tuned.kernel;
@@ -278,7 +285,7 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
     if (i > 0)
       restore_inputs();
     const auto start = Clock::now();
-    const LaunchResult r = kernel.run(args.args(), grid);
+    const LaunchResult r = run_once();
     staging.synchronize();
     out.launch_us.push_back(
         std::chrono::duration<double, std::micro>(Clock::now() - start).count());
@@ -288,12 +295,12 @@ LaunchOutcome launch(const Kernel &kernel, LaunchArgs &args, Grid grid, int repe
   if (repeat > 1) {
     const auto start = Clock::now();
     for (int i = 0; i < repeat; ++i)
-      kernel.run(args.args(), grid);
+      run_once();
     staging.synchronize();
     out.burst_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count() / repeat;
     // --out shows one launch's result: start from the inputs once more.
     restore_inputs();
-    kernel.run(args.args(), grid);
+    run_once();
     staging.synchronize();
   }
   return out;
@@ -383,13 +390,17 @@ void print_human(const LaunchOutcome &o, const std::vector<WrittenOutput> &outpu
 /// without reading FILE, so that a typo does not cost a compile.
 struct CheckedWords {
   Grid grid;
+  std::optional<GridExpr> grid_expr;   ///< set when --grid reads the arguments
   std::vector<Assignment> assignments; ///< NAME=VALUE, each name once
   std::vector<Assignment> outs;        ///< --out NAME=path, each NAME among `assignments`
 };
 
 CheckedWords check_words(const RunOptions &o) {
   CheckedWords w;
-  w.grid = parse_grid(o.grid);
+  if (is_grid_expr(o.grid))
+    w.grid_expr = GridExpr::parse(o.grid);
+  else
+    w.grid = parse_grid(o.grid);
   std::set<std::string, std::less<>> given;
   for (const std::string &word : o.assignments) {
     Assignment a = parse_assignment(word, "argument");
@@ -516,13 +527,20 @@ void run(const RunOptions &o, const CommonOptions &common) {
 
   const Module module = Module::from_file(o.file);
   const Kernel kernel = module.kernel(o.kernel);
+  if (words.grid_expr)
+    for (const std::string &name : words.grid_expr->names())
+      if (std::none_of(kernel.params().begin(), kernel.params().end(),
+                       [&](const KernelParam &p) { return p.name == name; }))
+        throw UsageError("--grid '" + o.grid + "' reads '" + name +
+                         "', which is not a parameter of " + o.kernel);
   if (o.tune && !kernel.autotune())
     throw UsageError(o.kernel + " has no @triton.autotune configs to tune; `kiln run` launches it");
   const std::vector<ArgValue> values = classify_all(words, module, kernel);
 
   LaunchArgs args;
   bind(args, words, values, o, module, *staging);
-  const LaunchOutcome outcome = launch(kernel, args, words.grid, o.repeat, *staging);
+  const LaunchOutcome outcome = launch(
+      kernel, args, words.grid, words.grid_expr ? &*words.grid_expr : nullptr, o.repeat, *staging);
   const std::vector<WrittenOutput> written = write_outputs(words.outs, args, *staging);
 
   if (common.json)
@@ -661,7 +679,10 @@ void add_launch_command(CLI::App &app, CommonOptions &common, bool tune) {
       ->type_name("");
   sub->add_option("ARGS", o->assignments, "arguments by parameter name, in any order")
       ->type_name("NAME=VALUE");
-  sub->add_option("--grid", o->grid, "programs per axis: 10, 4,8 or 4,8,2")
+  sub->add_option(
+         "--grid", o->grid,
+         "programs per axis: 10, 4,8 or 4,8,2; or per axis a product of integers, parameter "
+         "names and cdiv(a,b), evaluated at each launch: 'cdiv(M,BM),cdiv(N,BN)'")
       ->required()
       ->type_name("G");
   CLI::Option *warps = require_num_warps(
