@@ -36,7 +36,7 @@ triton_err = ((c.float() - ref).abs().max() / ref.abs().max()).item()
 
 np.save(os.path.join(work, "a.npy"), a.cpu().numpy())
 np.save(os.path.join(work, "b.npy"), b.cpu().numpy())
-words = [file, "matmul_kernel", "--grid", f"{(size + 63) // 64},{(size + 63) // 64}",
+words = [file, "matmul_kernel", "--grid", "cdiv(M,BM),cdiv(N,BN)",
          f"a_ptr=@{work}/a.npy", f"b_ptr=@{work}/b.npy", f"c_ptr=zeros:{size}x{size}:f16",
          f"M={size}", f"N={size}", f"K={size}", f"stride_am={size}", "stride_ak=1", f"stride_bk={size}",
          "stride_bn=1", f"stride_cm={size}", "stride_cn=1", "--backend", "cuda"]
