@@ -22,6 +22,10 @@ public:
   MathLibrary math_library() const override { return MathLibrary::Libdevice; }
   llvm::Value *unary_math(UnaryOp u, llvm::Value *x, const Type &t) override;
   llvm::Value *binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t) override;
+  // sm_80+ rounds to bf16 in one instruction (cvt.rn.bf16.f32) where the
+  // shared rounding takes seven, and LLVM then narrows bf16 products and
+  // sums of loaded bf16 values to mul/add.rn.bf16.
+  bool native_bf16() const override { return l_.sm_ >= 80; }
   llvm::Value *masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other,
                            DType t) override;
   bool masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) override;
@@ -131,16 +135,18 @@ auto NvptxTarget::vector_store(llvm::Value *ptr, llvm::Value *mask,
 auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
   if (vals.size() <= 4)
     return vals;
+  // Through <per x iN> vectors, not shifts: LLVM's SLP vectorizer then
+  // keeps pairs of halves packed (mul.bf16x2 on a loaded word, as Triton),
+  // which saves a register per pair.
   const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
+  auto *vt = llvm::FixedVectorType::get(b_.getIntNTy(bits), per);
   std::vector<llvm::Value *> words;
   for (size_t w = 0; w < vals.size() / per; ++w) {
-    llvm::Value *word = b_.getInt32(0);
-    for (unsigned j = 0; j < per; ++j) {
-      llvm::Value *x =
-          b_.CreateZExt(b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)), b_.getInt32Ty());
-      word = b_.CreateOr(word, b_.CreateShl(x, j * bits));
-    }
-    words.push_back(word);
+    llvm::Value *word = llvm::PoisonValue::get(vt);
+    for (unsigned j = 0; j < per; ++j)
+      word = b_.CreateInsertElement(word, b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)),
+                                    uint64_t{j});
+    words.push_back(b_.CreateBitCast(word, b_.getInt32Ty()));
   }
   return words;
 }
@@ -150,11 +156,13 @@ auto NvptxTarget::unpack_words(const std::vector<llvm::Value *> &words, llvm::Ty
   if (words.size() == n)
     return words;
   const unsigned bits = t->getPrimitiveSizeInBits(), per = 32 / bits;
+  auto *vt = llvm::FixedVectorType::get(t, per);
   std::vector<llvm::Value *> vals;
-  for (llvm::Value *w : words)
+  for (llvm::Value *w : words) {
+    llvm::Value *v = b_.CreateBitCast(w, vt);
     for (unsigned j = 0; j < per; ++j)
-      vals.push_back(
-          b_.CreateBitCast(b_.CreateTrunc(b_.CreateLShr(w, j * bits), b_.getIntNTy(bits)), t));
+      vals.push_back(b_.CreateExtractElement(v, uint64_t{j}));
+  }
   return vals;
 }
 

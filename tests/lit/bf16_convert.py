@@ -1,0 +1,28 @@
+# Why: on sm_80+ bf16 values (held as float) are rounded by cvt.rn.bf16.f32,
+# one instruction where the integer round-to-nearest-even takes seven, and
+# loaded bf16 values come in as LLVM bfloat, so a product of two bf16 values
+# is one mul.bf16 (as Triton emits), not a float multiply and a rounding.
+# Halves go to and from 32-bit words as 2-element vectors (one mov.b32 of a
+# register pair, as Triton), not shifts and ors: with 1024 threads a CTA,
+# the two registers this saved in Liger's swiglu are the difference between
+# one and two CTAs an SM.
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s swiglu 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' n=i32:D BLOCK=1024 | %FileCheck %s
+# CHECK: ld.global.v4.b32
+# CHECK: ex2.approx.f32
+# CHECK: cvt.rn.bf16.f32
+# CHECK: mul.bf16
+# CHECK: mov.b32 {{%r[0-9]+}}, {{[{]}}%rs{{[0-9]+}}, %rs{{[0-9]+}}}
+# CHECK: st.global.v4.b32
+# CHECK-NOT: bfe.u32
+# CHECK-NOT: 32767
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def swiglu(a_ptr, b_ptr, c_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    a = tl.load(a_ptr + offs, mask=offs < n, other=0).to(tl.float32)
+    b = tl.load(b_ptr + offs, mask=offs < n, other=0)
+    c = (a * tl.sigmoid(a)).to(b.dtype) * b
+    tl.store(c_ptr + offs, c, mask=offs < n)
