@@ -140,8 +140,35 @@ auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vec
   // which saves a register per pair.
   const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
   auto *vt = llvm::FixedVectorType::get(b_.getIntNTy(bits), per);
+  // The float a half memory value was rounded from (to_mem of a value held
+  // as float: bf16 bits of a bfloat fptrunc, an f16 fptrunc of a rounded
+  // float), and the packed conversion that rounds two of them at once.
+  auto rounded_from = [](llvm::Value *v, llvm::Intrinsic::ID *id) -> llvm::Value * {
+    if (auto *bits16 = llvm::dyn_cast<llvm::BitCastInst>(v))
+      v = bits16->getOperand(0);
+    auto *tr = llvm::dyn_cast<llvm::FPTruncInst>(v);
+    if (!tr || !tr->getSrcTy()->isFloatTy())
+      return nullptr;
+    llvm::Value *x = tr->getOperand(0);
+    if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(x); ext && ext->getSrcTy() == tr->getDestTy())
+      if (auto *inner = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0));
+          inner && inner->getSrcTy()->isFloatTy())
+        x = inner->getOperand(0); // f16 registers are fpext(fptrunc(x))
+    *id = tr->getDestTy()->isBFloatTy() ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
+                                        : llvm::Intrinsic::nvvm_ff2f16x2_rn;
+    return tr->getDestTy()->isBFloatTy() || tr->getDestTy()->isHalfTy() ? x : nullptr;
+  };
   std::vector<llvm::Value *> words;
   for (size_t w = 0; w < vals.size() / per; ++w) {
+    llvm::Intrinsic::ID id_lo = llvm::Intrinsic::not_intrinsic, id_hi = id_lo;
+    llvm::Value *lo = per == 2 ? rounded_from(vals[w * 2], &id_lo) : nullptr,
+                *hi = per == 2 ? rounded_from(vals[w * 2 + 1], &id_hi) : nullptr;
+    if (lo && hi && id_lo == id_hi && l_.sm_ >= 80) {
+      // Both rounded by one cvt.rn.{bf16x2,f16x2}.f32 (as Triton): no
+      // 16-bit registers in between.
+      words.push_back(b_.CreateBitCast(b_.CreateIntrinsic(id_lo, {}, {hi, lo}), b_.getInt32Ty()));
+      continue;
+    }
     llvm::Value *word = llvm::PoisonValue::get(vt);
     for (unsigned j = 0; j < per; ++j)
       word = b_.CreateInsertElement(word, b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)),

@@ -1,17 +1,15 @@
 # Why: on sm_80+ bf16 values (held as float) are rounded by cvt.rn.bf16.f32,
 # one instruction where the integer round-to-nearest-even takes seven, and
-# loaded bf16 values come in as LLVM bfloat, so a product of two bf16 values
-# is one mul.bf16 (as Triton emits), not a float multiply and a rounding.
-# Halves go to and from 32-bit words as 2-element vectors (one mov.b32 of a
-# register pair, as Triton), not shifts and ors: with 1024 threads a CTA,
-# the two registers this saved in Liger's swiglu are the difference between
-# one and two CTAs an SM.
+# a pair of bf16 stored side by side is rounded from float by one
+# cvt.rn.bf16x2.f32 into its 32-bit word (as Triton), with no 16-bit
+# registers in between. With 1024 threads a CTA, the two registers this
+# and the packing of halves as vectors saved in Liger's swiglu are the
+# difference between one and two CTAs an SM.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s swiglu 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' n=i32:D BLOCK=1024 | %FileCheck %s
 # CHECK: ld.global.v4.b32
 # CHECK: ex2.approx.f32
 # CHECK: cvt.rn.bf16.f32
-# CHECK: mul.bf16
-# CHECK: mov.b32 {{%r[0-9]+}}, {{[{]}}%rs{{[0-9]+}}, %rs{{[0-9]+}}}
+# CHECK: cvt.rn.bf16x2.f32
 # CHECK: st.global.v4.b32
 # CHECK-NOT: bfe.u32
 # CHECK-NOT: 32767
