@@ -133,12 +133,15 @@ auto NvptxTarget::vector_store(llvm::Value *ptr, llvm::Value *mask,
 }
 
 auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
-  if (vals.size() <= 4)
-    return vals;
-  // Through <per x iN> vectors, not shifts: LLVM's SLP vectorizer then
-  // keeps pairs of halves packed (mul.bf16x2 on a loaded word, as Triton),
-  // which saves a register per pair.
+  // Elements narrower than 32 bits travel in 32-bit words whenever they
+  // fill them (as Triton's ld.global.v2.b32 of 4 halves): ptxas merges the
+  // 16-bit parts of a predicated v4.b16 load with its defaults by a PRMT
+  // each, 16 a loop iteration in the tutorial's layer norm.
   const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
+  if (bits >= 32 || (vals.size() * bits) % 32 != 0)
+    return vals;
+  // Through <per x iN> vectors, not shifts: ptxas then gets one mov.b32 of a
+  // register pair (as Triton), which saved two registers in Liger's swiglu.
   auto *vt = llvm::FixedVectorType::get(b_.getIntNTy(bits), per);
   // The float a half memory value was rounded from (to_mem of a value held
   // as float: bf16 bits of a bfloat fptrunc, an f16 fptrunc of a rounded
@@ -210,10 +213,11 @@ auto NvptxTarget::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
   cons += ",l,r";
   for (size_t j = 0; j < v; ++j)
     cons += std::string(",") + cls;
+  const std::string op =
+      v == 1 ? "ld.global.b" + std::to_string(bits) + " " + regs
+             : "ld.global.v" + std::to_string(v) + ".b" + std::to_string(bits) + " {" + regs + "}";
   const std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(v + 1) + ", 0; " +
-                           movs + "@p ld.global.v" + std::to_string(v) + ".b" +
-                           std::to_string(bits) + " {" + regs + "}, [$" + std::to_string(v) +
-                           "]; }";
+                           movs + "@p " + op + ", [$" + std::to_string(v) + "]; }";
   std::vector<llvm::Type *> rts(v, mt);
   std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
   std::vector<llvm::Value *> args = {ptr,
@@ -241,9 +245,11 @@ auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
     cons += std::string(",") + cls;
   }
   cons += ",~{memory}";
-  const std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global.v" +
-                           std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs +
-                           "}; }";
+  const std::string text =
+      "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global" +
+      (v == 1 ? ".b" + std::to_string(bits) + " [$0], " + regs
+              : ".v" + std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs + "}") +
+      "; }";
   std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
   std::vector<llvm::Value *> args = {ptr,
                                      mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
