@@ -168,9 +168,14 @@ EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
   for (int d = rank - 1; d >= 0; --d)
     if (d != fast)
       order.push_back(d);
-  const int64_t bytes = static_cast<int64_t>(dtype_size(ptr->type.elem));
-  int64_t vec =
-      std::max<int64_t>(std::min<int64_t>(a.contig[fast], 16 / std::max<int64_t>(bytes, 1)), 1);
+  const int64_t bytes = std::max<int64_t>(static_cast<int64_t>(dtype_size(ptr->type.elem)), 1);
+  // A thread's run is one vector access, so it is only as long as the
+  // alignment allows: a run of scalar accesses would leave gaps in each
+  // warp's access that stores pay for in L2 (partial sectors written
+  // several times) and loads in L1 wavefronts; one element per thread keeps
+  // every warp access contiguous.
+  int64_t vec = std::max<int64_t>(
+      std::min({a.contig[fast], 16 / bytes, std::max<int64_t>(a.div[fast] / bytes, 1)}), 1);
   vec = std::min<int64_t>(vec, std::max<int64_t>(ptr->type.numel() / (32 * warps_), 1));
   while (vec & (vec - 1))
     vec &= vec - 1;

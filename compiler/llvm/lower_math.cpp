@@ -18,6 +18,8 @@ auto Lowering::round_half(llvm::Value *x, DType t) -> llvm::Value * {
     return fp8_to_float(b_, float_to_fp8(b_, x, t), t);
   if (t == DType::f16)
     return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
+  if (t == DType::bf16 && target_->native_bf16())
+    return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getBFloatTy()), b_.getFloatTy());
   if (t == DType::bf16) {
     // Round to nearest even on the upper 16 bits; quiet NaNs stay NaN.
     llvm::Value *bits = b_.CreateBitCast(x, b_.getInt32Ty());

@@ -25,6 +25,9 @@ auto Lowering::to_mem(llvm::Value *v, DType t) -> llvm::Value * {
   case DType::f16:
     return b_.CreateFPTrunc(v, b_.getHalfTy());
   case DType::bf16:
+    // Rounded by the target's conversion (native_bf16): its bf16 is the bits.
+    if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(v); ext && ext->getSrcTy()->isBFloatTy())
+      return b_.CreateBitCast(ext->getOperand(0), b_.getInt16Ty());
     return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
   default:
     return is_fp8(t) ? float_to_fp8(b_, v, t) : v;
@@ -460,6 +463,8 @@ auto Lowering::from_mem(llvm::Value *v, DType t) -> llvm::Value * {
   case DType::f16:
     return b_.CreateFPExt(v, b_.getFloatTy());
   case DType::bf16:
+    if (target_->native_bf16())
+      return b_.CreateFPExt(b_.CreateBitCast(v, b_.getBFloatTy()), b_.getFloatTy());
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
   default:
     return is_fp8(t) ? fp8_to_float(b_, v, t) : v;

@@ -82,7 +82,7 @@ public:
   Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx,
            int sm = 0)
       : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
-        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx) {
+        mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx), sm_(sm) {
     target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
     distributed_ = target_->distributes_blocks();
     if (distributed_)
@@ -530,6 +530,7 @@ private:
   llvm::Value *tid64_ = nullptr; ///< this thread's index in the CTA (GPU)
   // GPU
   std::unique_ptr<TargetLowering> target_;
+  int sm_ = 0; ///< the GPU's compute capability * 10 (0: unknown or the CPU)
   std::unique_ptr<gpu::LayoutPlan> plan_;
   const gpu::BitMap *view_ = nullptr;    ///< the layout the current element is read in
   int64_t slot_ = 0;                     ///< and its slot there

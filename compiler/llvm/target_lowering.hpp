@@ -49,6 +49,9 @@ public:
   virtual llvm::Value *unary_math(ir::UnaryOp u, llvm::Value *x, const ir::Type &t) = 0;
   virtual llvm::Value *binary_math(ir::BinaryOp op, llvm::Value *x, llvm::Value *y,
                                    const ir::Type &t) = 0;
+  /// Whether bf16 converts to and from float by instructions (LLVM's
+  /// bfloat type) rather than by the shared bit arithmetic.
+  virtual bool native_bf16() const { return false; }
 
   /// A load of one element of type `t` where `mask` holds, else `other`, as
   /// one instruction; null to let the shared lowering branch.

@@ -22,6 +22,10 @@ public:
   MathLibrary math_library() const override { return MathLibrary::Libdevice; }
   llvm::Value *unary_math(UnaryOp u, llvm::Value *x, const Type &t) override;
   llvm::Value *binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t) override;
+  // sm_80+ rounds to bf16 in one instruction (cvt.rn.bf16.f32) where the
+  // shared rounding takes seven, and LLVM then narrows bf16 products and
+  // sums of loaded bf16 values to mul/add.rn.bf16.
+  bool native_bf16() const override { return l_.sm_ >= 80; }
   llvm::Value *masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *other,
                            DType t) override;
   bool masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) override;
@@ -129,18 +133,50 @@ auto NvptxTarget::vector_store(llvm::Value *ptr, llvm::Value *mask,
 }
 
 auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vector<llvm::Value *> {
-  if (vals.size() <= 4)
-    return vals;
+  // Elements narrower than 32 bits travel in 32-bit words whenever they
+  // fill them (as Triton's ld.global.v2.b32 of 4 halves): ptxas merges the
+  // 16-bit parts of a predicated v4.b16 load with its defaults by a PRMT
+  // each, 16 a loop iteration in the tutorial's layer norm.
   const unsigned bits = vals[0]->getType()->getPrimitiveSizeInBits(), per = 32 / bits;
+  if (bits >= 32 || (vals.size() * bits) % 32 != 0)
+    return vals;
+  // Through <per x iN> vectors, not shifts: ptxas then gets one mov.b32 of a
+  // register pair (as Triton), which saved two registers in Liger's swiglu.
+  auto *vt = llvm::FixedVectorType::get(b_.getIntNTy(bits), per);
+  // The float a half memory value was rounded from (to_mem of a value held
+  // as float: bf16 bits of a bfloat fptrunc, an f16 fptrunc of a rounded
+  // float), and the packed conversion that rounds two of them at once.
+  auto rounded_from = [](llvm::Value *v, llvm::Intrinsic::ID *id) -> llvm::Value * {
+    if (auto *bits16 = llvm::dyn_cast<llvm::BitCastInst>(v))
+      v = bits16->getOperand(0);
+    auto *tr = llvm::dyn_cast<llvm::FPTruncInst>(v);
+    if (!tr || !tr->getSrcTy()->isFloatTy())
+      return nullptr;
+    llvm::Value *x = tr->getOperand(0);
+    if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(x); ext && ext->getSrcTy() == tr->getDestTy())
+      if (auto *inner = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0));
+          inner && inner->getSrcTy()->isFloatTy())
+        x = inner->getOperand(0); // f16 registers are fpext(fptrunc(x))
+    *id = tr->getDestTy()->isBFloatTy() ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
+                                        : llvm::Intrinsic::nvvm_ff2f16x2_rn;
+    return tr->getDestTy()->isBFloatTy() || tr->getDestTy()->isHalfTy() ? x : nullptr;
+  };
   std::vector<llvm::Value *> words;
   for (size_t w = 0; w < vals.size() / per; ++w) {
-    llvm::Value *word = b_.getInt32(0);
-    for (unsigned j = 0; j < per; ++j) {
-      llvm::Value *x =
-          b_.CreateZExt(b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)), b_.getInt32Ty());
-      word = b_.CreateOr(word, b_.CreateShl(x, j * bits));
+    llvm::Intrinsic::ID id_lo = llvm::Intrinsic::not_intrinsic, id_hi = id_lo;
+    llvm::Value *lo = per == 2 ? rounded_from(vals[w * 2], &id_lo) : nullptr,
+                *hi = per == 2 ? rounded_from(vals[w * 2 + 1], &id_hi) : nullptr;
+    if (lo && hi && id_lo == id_hi && l_.sm_ >= 80) {
+      // Both rounded by one cvt.rn.{bf16x2,f16x2}.f32 (as Triton): no
+      // 16-bit registers in between.
+      words.push_back(b_.CreateBitCast(b_.CreateIntrinsic(id_lo, {}, {hi, lo}), b_.getInt32Ty()));
+      continue;
     }
-    words.push_back(word);
+    llvm::Value *word = llvm::PoisonValue::get(vt);
+    for (unsigned j = 0; j < per; ++j)
+      word = b_.CreateInsertElement(word, b_.CreateBitCast(vals[w * per + j], b_.getIntNTy(bits)),
+                                    uint64_t{j});
+    words.push_back(b_.CreateBitCast(word, b_.getInt32Ty()));
   }
   return words;
 }
@@ -150,11 +186,13 @@ auto NvptxTarget::unpack_words(const std::vector<llvm::Value *> &words, llvm::Ty
   if (words.size() == n)
     return words;
   const unsigned bits = t->getPrimitiveSizeInBits(), per = 32 / bits;
+  auto *vt = llvm::FixedVectorType::get(t, per);
   std::vector<llvm::Value *> vals;
-  for (llvm::Value *w : words)
+  for (llvm::Value *w : words) {
+    llvm::Value *v = b_.CreateBitCast(w, vt);
     for (unsigned j = 0; j < per; ++j)
-      vals.push_back(
-          b_.CreateBitCast(b_.CreateTrunc(b_.CreateLShr(w, j * bits), b_.getIntNTy(bits)), t));
+      vals.push_back(b_.CreateExtractElement(v, uint64_t{j}));
+  }
   return vals;
 }
 
@@ -175,10 +213,11 @@ auto NvptxTarget::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
   cons += ",l,r";
   for (size_t j = 0; j < v; ++j)
     cons += std::string(",") + cls;
+  const std::string op =
+      v == 1 ? "ld.global.b" + std::to_string(bits) + " " + regs
+             : "ld.global.v" + std::to_string(v) + ".b" + std::to_string(bits) + " {" + regs + "}";
   const std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(v + 1) + ", 0; " +
-                           movs + "@p ld.global.v" + std::to_string(v) + ".b" +
-                           std::to_string(bits) + " {" + regs + "}, [$" + std::to_string(v) +
-                           "]; }";
+                           movs + "@p " + op + ", [$" + std::to_string(v) + "]; }";
   std::vector<llvm::Type *> rts(v, mt);
   std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
   std::vector<llvm::Value *> args = {ptr,
@@ -206,9 +245,11 @@ auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
     cons += std::string(",") + cls;
   }
   cons += ",~{memory}";
-  const std::string text = "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global.v" +
-                           std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs +
-                           "}; }";
+  const std::string text =
+      "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global" +
+      (v == 1 ? ".b" + std::to_string(bits) + " [$0], " + regs
+              : ".v" + std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs + "}") +
+      "; }";
   std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
   std::vector<llvm::Value *> args = {ptr,
                                      mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
