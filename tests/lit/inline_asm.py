@@ -13,8 +13,7 @@
 # IR: inline_asm %{{[0-9]+}}, %{{[0-9]+}} "add.rn.f16x2 $0, $1, $2;" "=r,r,r" pack=2 pure : <512xf16>
 # IR: %{{[0-9]+}}, %{{[0-9]+}} = inline_asm {{.*}} pack=4 : <512xi32>{{.*}}, <512xi32>
 # PTX: tanh.approx.f32
-# PTX: mov.b32 [[PAIR:%r[0-9]+]], {%rs{{[0-9]+}}, %rs{{[0-9]+}}};
-# PTX: add.rn.f16x2 %r{{[0-9]+}}, [[PAIR]], [[PAIR]];
+# PTX: add.rn.f16x2 %r{{[0-9]+}}, [[PAIR:%r[0-9]+]], [[PAIR]];
 # PTX: prmt.b32 %r{{[0-9]+}}, %r{{[0-9]+}}, 0, 0x7771;
 # CPU: tl.inline_asm_elementwise runs PTX, which only the cuda target can
 # COUNT: the constraints "=r,r" name 1 output(s) and 1 input(s), but with pack=2 each asm call takes 2 output and 2 input registers
