@@ -80,6 +80,38 @@ std::unique_ptr<LoadedBinary> CudaDriver::load(const CompiledKernel &k, int i) {
                                       32u * static_cast<unsigned>(k.options.num_warps), k.shared_bytes);
 }
 
+const char *CudaDriver::pointer_problem(const void *p, int device) {
+  if (!p || !api_.PointerGetAttribute)
+    return nullptr;
+  // Pointers this thread already proved usable on a device, direct-mapped:
+  // a program launches the same tensors again and again, and a hit costs a
+  // compare instead of a driver call. Device allocations stay device memory
+  // for as long as they are valid, so a proof does not go stale.
+  struct Proof {
+    const void *p;
+    int device;
+  };
+  thread_local Proof proven[64] = {};
+  Proof &slot = proven[(reinterpret_cast<uintptr_t>(p) >> 6) % 64];
+  if (slot.p == p && slot.device == device)
+    return nullptr;
+  const auto addr = reinterpret_cast<CUdeviceptr>(p);
+  unsigned type = 0;
+  if (api_.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) != CUDA_SUCCESS)
+    return "is not memory the GPU can reach (a host array?); allocate it on the cuda device "
+           "(kiln::Buffer, "
+           "a CUDA tensor through DLPack) or launch on the cpu backend";
+  if (type == CU_MEMORYTYPE_DEVICE) {
+    int ordinal = -1;
+    if (api_.PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr) ==
+            CUDA_SUCCESS &&
+        ordinal != device)
+      return "is memory of another GPU than the launch's; copy it over or launch on its device";
+  }
+  slot = Proof{p, device};
+  return nullptr;
+}
+
 void CudaDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) {
   const auto &cb = static_cast<const CudaBinary &>(b);
   // The context is per thread in the driver; set it once per thread, not per launch.

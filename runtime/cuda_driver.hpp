@@ -21,6 +21,7 @@ public:
   compiler::Target target(int device) const override;
   std::unique_ptr<LoadedBinary> load(const CompiledKernel &k, int device) override;
   void launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) override;
+  const char *pointer_problem(const void *p, int device) override;
 
   const cuda::CudaApi &api() const { return api_; }
   /// Makes the device's primary context current on the calling thread.

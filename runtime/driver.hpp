@@ -32,6 +32,10 @@ public:
   /// launches check accesses against them). Must not allocate (the launch
   /// hot path). Throws RuntimeError.
   virtual void launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) = 0;
+  /// Why pointer `p` cannot be a kernel argument on `device` ("is host
+  /// memory ..."), or null when it can (null pointers can: kernels test
+  /// them). On the launch path: must be cheap on a repeated pointer.
+  virtual const char *pointer_problem(const void *p, int device) { return nullptr; }
 };
 
 } // namespace kiln::runtime

@@ -7,6 +7,7 @@
 // compile_request, compile_job).
 #include "runtime/jit_function.hpp"
 
+#include <cstring>
 #include <thread>
 
 #include "async/job.hpp"
@@ -304,6 +305,18 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
     hooks.launch_exit_hook(ev);
 }
 
+void JitFunction::check_pointers(DeviceCache &dc, const LoadedKernel &k, void *const *ptrs) const {
+  for (size_t s = 0; s < k.slots.size(); ++s) {
+    if (k.slots[s].kind != PackKind::Pointer)
+      continue;
+    const void *p = nullptr;
+    std::memcpy(&p, ptrs[s], sizeof p);
+    if (const char *why = dc.driver->pointer_problem(p, dc.device.index)) [[unlikely]]
+      throw ArgumentError(info_.name + ": argument '" + params_[k.slots[s].param].name + "' " +
+                          why);
+  }
+}
+
 LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
   Bound b;
   b.spec = &spec;
@@ -340,6 +353,8 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
   int64_t extents[kMaxParams]; // debug: each pointer's tensor size, after the arguments
   pack_args(k->slots, b.args, storage, ptrs, extents, info_.name, params_);
   ptrs[k->slots.size()] = extents;
+  if (dc.device.backend == Backend::cuda)
+    check_pointers(dc, *k, ptrs);
   if (spec.dispatch_only) {
     // Keep the packed arguments observable so the benchmark measures them.
     asm volatile("" : : "r"(ptrs) : "memory");

@@ -105,6 +105,8 @@ private:
   /// (jit_decorators.cpp).
   void apply_decorators(std::span<const Arg> args, Bound &b) const;
   void specialize(const Bound &b, SpecKey &key) const;
+  /// cuda: refuses a pointer argument the device cannot reach (a host array).
+  void check_pointers(DeviceCache &dc, const LoadedKernel &k, void *const *ptrs) const;
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;

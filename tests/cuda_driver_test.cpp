@@ -112,6 +112,39 @@ TEST_CASE("cuda driver: the fake device reports sm_90") {
   CHECK_THROWS_WITH_AS(driver.target(3), doctest::Contains("cuda:3 does not exist"), kiln::ArgumentError);
 }
 
+TEST_CASE("cuda driver: a host pointer is refused, device pointers are proved once per thread") {
+  // The fake's memory map: below 0x10000 is device 0, 0x10000.. device 1,
+  // anything else unregistered host memory.
+  static int queries = 0;
+  queries = 0;
+  CudaApi api = fake_api();
+  api.PointerGetAttribute = [](void *out, CUpointer_attribute attr, CUdeviceptr p) {
+    ++queries;
+    if (p >= 0x20000)
+      return CUDA_ERROR_INVALID_VALUE;
+    if (attr == CU_POINTER_ATTRIBUTE_MEMORY_TYPE)
+      *static_cast<unsigned *>(out) = CU_MEMORYTYPE_DEVICE;
+    else if (attr == CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL)
+      *static_cast<int *>(out) = p >= 0x10000 ? 1 : 0;
+    return CUDA_SUCCESS;
+  };
+  kiln::runtime::CudaDriver driver(api);
+  const auto *device0 = reinterpret_cast<const void *>(0x1000),
+             *device1 = reinterpret_cast<const void *>(0x11000);
+  std::vector<float> host(4);
+  CHECK(driver.pointer_problem(device0, 0) == nullptr);
+  const int after_first = queries;
+  CHECK(driver.pointer_problem(device0, 0) == nullptr); // proved: no driver call
+  CHECK(queries == after_first);
+  const char *why = driver.pointer_problem(host.data(), 0);
+  REQUIRE(why != nullptr);
+  CHECK(std::string(why).find("host array") != std::string::npos);
+  why = driver.pointer_problem(device1, 0);
+  REQUIRE(why != nullptr);
+  CHECK(std::string(why).find("another GPU") != std::string::npos);
+  CHECK(driver.pointer_problem(nullptr, 0) == nullptr); // kernels may test a null pointer
+}
+
 TEST_CASE("cuda driver: load and launch pack the grid, block, shared memory and parameters") {
   rec = Recorder{};
   const CudaApi api = fake_api();

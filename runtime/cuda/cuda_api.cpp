@@ -51,6 +51,7 @@ Loaded load_once() {
   sym(a.EventSynchronize, "cuEventSynchronize");
   sym(a.EventDestroy, "cuEventDestroy_v2");
   sym(a.MemsetD32Async, "cuMemsetD32Async");
+  sym(a.PointerGetAttribute, "cuPointerGetAttribute");
   // CUDA 12.8 renamed it (same signature); older drivers have only the first.
   a.EventElapsedTime =
       reinterpret_cast<decltype(a.EventElapsedTime)>(dlsym(lib, "cuEventElapsedTime_v2"));

@@ -37,6 +37,8 @@ struct CudaApi {
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  // What memory a launch's pointer argument is (host arrays are refused).
+  CUresult (*PointerGetAttribute)(void *, CUpointer_attribute, CUdeviceptr);
   CUresult (*GetErrorString)(CUresult, const char **);
 
   /// The real driver, or null with `why` set when libcuda.so.1 or a symbol is
