@@ -296,8 +296,9 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
   Arg values[kMaxParams];
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
-  const LaunchEvent ev{info_.name, &k.compiled, grid, std::span<const Arg>(values, params_.size()),
-                       source};
+  const LaunchEvent ev{
+      info_.name, &k.compiled, grid,       std::span<const Arg>(values, params_.size()),
+      source,     dc.device,   spec.stream};
   if (hooks.launch_enter_hook)
     hooks.launch_enter_hook(ev);
   dc.driver->launch(*k.binary, grid, ptrs, spec.stream);

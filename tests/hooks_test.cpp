@@ -232,6 +232,8 @@ TEST_CASE("hooks: launch_enter and launch_exit see the grid, the bound args and 
   auto record = [&](std::vector<Launch> &into) {
     return [&into, &v](const kiln::LaunchEvent &e) {
       CHECK(e.kernel == "add_kernel");
+      CHECK(e.device == kiln::current_device());
+      CHECK(e.stream == nullptr);
       into.push_back({e.grid, std::vector<kiln::Arg>(e.args.begin(), e.args.end()), e.compiled, e.source,
                       v.out[0] != -1.0f});
     };

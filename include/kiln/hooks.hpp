@@ -35,6 +35,8 @@ struct LaunchEvent {
   Grid grid;
   std::span<const Arg> args; ///< bound arguments, in parameter order
   BinarySource source = BinarySource::memory;
+  Device device;           ///< where it runs
+  Stream stream = nullptr; ///< the stream it was given (null: the default)
 };
 
 struct Hooks {
