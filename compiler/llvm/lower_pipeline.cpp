@@ -37,6 +37,12 @@ auto Lowering::scratch(unsigned bytes) -> llvm::Value * {
   return reserved_ ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, reserved_) : base;
 }
 
+auto Lowering::scratch_aligned(unsigned bytes) -> llvm::Value * {
+  const unsigned at = (reserved_ + 1023) / 1024 * 1024;
+  llvm::Value *base = target_->shared_memory(at + bytes);
+  return at ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at) : base;
+}
+
 auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
   Pipeline p;
   const ir::Op *step = op.operands[2]->def;
@@ -118,7 +124,9 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
     pl.st.rows = pl.st.k_contig ? outer : K;
     pl.st.row_len = pl.st.k_contig ? K : outer;
     pl.row_dim = pl.st.k_contig ? 1 - k_dim : k_dim;
-    pl.stage_bytes = (res->type.numel() * 2 + 127) / 128 * 128;
+    pl.wgmma = pl.st.panel = plan_->wgmma(dot);
+    const int64_t align = pl.wgmma ? 1024 : 128; // wgmma: the 128-byte swizzle's period
+    pl.stage_bytes = (res->type.numel() * 2 + align - 1) / align * align;
     p.loads.push_back(pl);
   }
   if (p.loads.empty())
@@ -183,11 +191,13 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
 auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs)
     -> void {
   p.reserved_before = reserved_;
-  unsigned ring = 0;
-  for (const PipeLoad &pl : p.loads)
+  unsigned ring = 0, at = reserved_;
+  for (const PipeLoad &pl : p.loads) {
     ring += static_cast<unsigned>(pl.stage_bytes * p.stages);
-  llvm::Value *base = target_->shared_memory(reserved_ + ring);
-  unsigned at = reserved_;
+    if (pl.wgmma)
+      at = (reserved_ + 1023) / 1024 * 1024;
+  }
+  llvm::Value *base = target_->shared_memory(at + ring);
   for (PipeLoad &pl : p.loads) {
     pl.st.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at);
     at += static_cast<unsigned>(pl.stage_bytes * p.stages);
@@ -225,6 +235,9 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
                                   llvm::Value *iv) -> void {
   const int d = p.stages - 1;
   target_->async_wait(d - 1);
+  // cp.async writes through the generic proxy; wgmma reads through the async one.
+  if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
+    target_->fence_async_shared();
   target_->barrier(); // this stage has landed for every thread; the one refilled next is read
   llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
   llvm::Value *read = b_.CreateURem(p.count, n);
