@@ -148,6 +148,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   set(body.args[0], iv, nullptr);
   bind_carried(cs, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
   lower_ops(body, /*stop_at_terminator=*/true);
+  if (deferred_issue_) // no wgmma dot issued the pipeline's copies
+    std::exchange(deferred_issue_, nullptr)();
   const ir::Op &yield = *body.ops.back();
   std::vector<std::vector<llvm::Value *>> next = yield_carried(cs, yield.operands);
   llvm::Value *iv_next = b_.CreateAdd(iv, step);

@@ -12,7 +12,9 @@
 // future iteration's values, and the carried ones are carried ahead too.
 #include "compiler/llvm/lowering.hpp"
 
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "kiln/error.hpp"
 
@@ -248,6 +250,29 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
         b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
     prestaged_[pl.load->result()] = st;
   }
+  if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; })) {
+    deferred_issue_ = [this, &p, &op, &cs, iv] { pipeline_issue_ahead(p, op, cs, iv); };
+    return;
+  }
+  pipeline_issue_ahead(p, op, cs, iv);
+}
+
+auto Lowering::pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                                    llvm::Value *iv) -> void {
+  // Issued mid-body, the future iteration's values must not replace this one's.
+  const ir::Block &body = *op.regions[0];
+  std::vector<std::pair<const ir::Value *, std::optional<Lowered>>> saved;
+  auto save = [&](const ir::Value *v) {
+    auto it = vals_.find(v);
+    saved.emplace_back(v, it == vals_.end() ? std::nullopt : std::optional<Lowered>(it->second));
+  };
+  for (const ir::Value *a : body.args)
+    save(a);
+  for (const ir::Op *o : p.slice)
+    for (const ir::Value *r : o->results)
+      save(r);
+  const int d = p.stages - 1;
+  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
   llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
   llvm::Value *ahead =
@@ -259,6 +284,11 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
   p.ahead_next = pipeline_issue(p, cs, ahead, vals,
                                 b_.CreateURem(b_.CreateAdd(p.count, b_.getInt32(d)), n), ok);
   p.count_next = b_.CreateAdd(p.count, b_.getInt32(1));
+  for (auto &[v, l] : saved)
+    if (l)
+      vals_[v] = *l;
+    else
+      vals_.erase(v);
 }
 
 auto Lowering::pipeline_latch(Pipeline &p, llvm::BasicBlock *latch) -> void {

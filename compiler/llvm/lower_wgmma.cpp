@@ -119,6 +119,10 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     }
   }
   target_->wgmma_commit();
+  // The copies of a future iteration of the pipeline feeding this dot go out
+  // while its instructions run.
+  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end()))
+    std::exchange(deferred_issue_, nullptr)();
   d = target_->wgmma_wait(0, d);
   Lowered l;
   l.map = C;

@@ -501,9 +501,14 @@ private:
   void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
   void pipeline_phis(Pipeline &p, llvm::BasicBlock *pre);
   /// At the top of the body: wait for this iteration's stage, then issue the
-  /// copies num_stages - 1 iterations ahead.
+  /// copies num_stages - 1 iterations ahead; where a wgmma dot reads the
+  /// stages, it issues them instead, while its instructions run
+  /// (`deferred_issue_`; the loop issues them after the body if it did not).
   void pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
                           llvm::Value *iv);
+  void pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                            llvm::Value *iv);
+  std::function<void()> deferred_issue_;
   void pipeline_latch(Pipeline &p, llvm::BasicBlock *latch);
   void pipeline_end(Pipeline &p);
   /// Evaluates the loads' operands for iteration `iv` with carried values

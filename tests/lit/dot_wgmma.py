@@ -5,7 +5,8 @@
 # layouts wgmma's matrix descriptors describe, matmul.py's B stored along N
 # (the transpose flag, last immediate 1). Writes to shared memory (cp.async
 # of the pipeline, st.shared without one) are fenced for the async proxy
-# before the barrier; the instructions are fenced, committed and waited for.
+# before the barrier; the instructions are fenced, committed and waited for,
+# the pipeline's copies of a later iteration issued while they run.
 # Attention's two dots take A (q, then p) from registers. Shapes that do not
 # fit (8 warps over 64 rows), tf32, and KILN_DISABLE_WGMMA=1 keep mma.sync.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
@@ -30,9 +31,9 @@
 # F16: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1; }
 # F16: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # F16: wgmma.commit_group.sync.aligned
-# F16-NEXT: // end inline asm
-# F16-NEXT: // begin inline asm
-# F16-NEXT: wgmma.wait_group.sync.aligned 0
+# F16: cp.async.cg.shared.global {{.*}}, 16,
+# F16: cp.async.commit_group
+# F16: wgmma.wait_group.sync.aligned 0
 # F16-NOT: mma.sync
 # F16-NOT: ldmatrix
 # F16-NOT: .local
