@@ -91,7 +91,8 @@ TEST_CASE("nvptx: 2-D tiles: dot, scans, reductions on either axis, attention co
   CHECK(a.stages.at("ptx").find("st.global.v4.b32") != std::string::npos);
   CHECK(a.stages.at("ptx").find(".v8.") == std::string::npos);
   // Both dots on wgmma, A (q, then p) from registers, the assembler accepting them.
-  CHECK(a.stages.at("ptx").find("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16") != std::string::npos);
+  CHECK(a.stages.at("ptx").find("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16") !=
+        std::string::npos);
   CHECK(a.stages.at("ptx").find("mma.sync") == std::string::npos);
 }
 

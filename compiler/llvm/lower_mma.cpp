@@ -232,12 +232,7 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
         std::copy(r.begin(), r.end(), d.begin() + s0);
       }
   }
-  Lowered l;
-  l.map = C;
-  l.buf = alloc_buffer(res->type, C.get());
-  for (int64_t s = 0; s < C->slots(); ++s)
-    b_.CreateStore(d[s], slot_ptr(res->type, l.buf, s));
-  vals_[res] = l;
+  vals_[res] = slots_buffer(res->type, C, d);
 }
 
 } // namespace kiln::llvmgen::detail

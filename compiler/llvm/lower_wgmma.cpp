@@ -124,12 +124,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end()))
     std::exchange(deferred_issue_, nullptr)();
   d = target_->wgmma_wait(0, d);
-  Lowered l;
-  l.map = C;
-  l.buf = alloc_buffer(res->type, C.get());
-  for (int64_t s = 0; s < C->slots(); ++s)
-    b_.CreateStore(d[s], slot_ptr(res->type, l.buf, s));
-  vals_[res] = l;
+  vals_[res] = slots_buffer(res->type, C, d);
 }
 
 } // namespace kiln::llvmgen::detail

@@ -497,8 +497,7 @@ auto Lowering::define_function(const ir::Function &f, llvm::Function *fn) -> voi
 namespace kiln::llvmgen {
 
 LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
-                             LoweringTarget target, llvm::LLVMContext &ctx, int sm,
-                             bool wgmma) {
+                             LoweringTarget target, llvm::LLVMContext &ctx, int sm, bool wgmma) {
   return detail::Lowering(program, options, target, ctx, sm, wgmma).run();
 }
 

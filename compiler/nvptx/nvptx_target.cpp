@@ -373,7 +373,8 @@ auto NvptxTarget::asm_through(const std::string &text, const std::vector<llvm::V
     ins.push_back(v->getType());
   llvm::Type *rt = d.size() == 1 ? outs[0] : llvm::StructType::get(ctx_, outs);
   auto *fty = llvm::FunctionType::get(rt, ins, false);
-  llvm::Value *r = b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+  llvm::Value *r =
+      b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
   if (d.size() == 1)
     return {r};
   std::vector<llvm::Value *> out;
@@ -406,8 +407,8 @@ auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
   const char *ty = k == gpu::MmaKind::F16 ? "f16" : "bf16";
   auto op = [&](size_t i) { return "$" + std::to_string(i); };
   std::string text = "{ .reg .pred p; setp.ne.b32 p, " + op(2 * n + a.size() + 1) +
-                     ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) +
-                     "k16.f32." + ty + "." + ty + " {";
+                     ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) + "k16.f32." +
+                     ty + "." + ty + " {";
   for (size_t i = 0; i < n; ++i)
     text += (i ? ", " : "") + op(i);
   text += "}, ";
