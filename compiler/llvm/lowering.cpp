@@ -17,6 +17,7 @@ auto Lowering::run() -> LoweringResult {
   for (size_t i = 1; i < prog_.functions.size(); ++i)
     define_function(*prog_.functions[i], fns_.at(prog_.functions[i].get()));
   target_->define_kernel(prog_.kernel());
+  cap_registers_for_wgmma();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod_, &os))

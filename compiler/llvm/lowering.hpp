@@ -409,6 +409,13 @@ private:
   /// Scratch shared memory starting at a multiple of 1024 bytes.
   llvm::Value *scratch_aligned(unsigned bytes);
 
+  /// Caps the kernel's registers (.maxnreg) so that two CTAs share an SM
+  /// where the wgmma accumulators leave room (attention with 8 warps):
+  /// while one warpgroup waits for its tensor cores or does the softmax,
+  /// another's instructions run.
+  void cap_registers_for_wgmma();
+  int64_t wgmma_acc_regs_ = 0; ///< f32 accumulator registers per thread of the wgmma dots
+
   /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
   /// the dot accumulates into `acc` itself instead of zeros, and the add
   /// becomes the dot's result (no add per element per iteration).

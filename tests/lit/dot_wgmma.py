@@ -7,7 +7,9 @@
 # of the pipeline, st.shared without one) are fenced for the async proxy
 # before the barrier; the instructions are fenced, committed and waited for,
 # the pipeline's copies of a later iteration issued while they run.
-# Attention's two dots take A (q, then p) from registers. Shapes that do not
+# Attention's two dots take A (q, then p) from registers; with 8 warps and
+# 64 accumulator registers per thread its registers are capped at 128 so
+# that two CTAs share an SM (matmul's 128 accumulator registers are not). Shapes that do not
 # fit (8 warps over 64 rows), tf32, and KILN_DISABLE_WGMMA=1 keep mma.sync.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=256 BK=64 | %FileCheck %s --check-prefix=WIDE
@@ -22,6 +24,7 @@
 # F16: .target sm_90a
 # F16: .extern .shared .align 1024
 # F16: .entry matmul_kernel
+# F16-NOT: .maxnreg
 # F16: cp.async.cg.shared.global {{.*}}, 16,
 # F16: cp.async.wait_group 1
 # F16-NEXT: // begin inline asm
@@ -56,6 +59,7 @@
 # BAD: KILN_DISABLE_WGMMA='maybe' is not a boolean
 # ATTNIR: = for {{.*}} #mma<warps=[8,1]>
 # ATTN: .entry attn_fwd
+# ATTN: .maxnreg 128
 # ATTN: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 0; }
 # ATTN: ex2.approx
 # ATTN: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {{.*}}, {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}}, %rd{{[0-9]+}}, p, 1, 1, 1; }
