@@ -2,6 +2,8 @@
 // buffers on the CPU, as per-slot phis on the GPU), and calls.
 #include "compiler/llvm/lowering.hpp"
 
+#include <utility>
+
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen::detail {
@@ -121,6 +123,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   Pipeline pipe = plan_pipeline(op);
   if (!pipe.loads.empty())
     pipeline_prologue(pipe, op, cs);
+  // An enclosing loop's copies wait for its own dot, not for one in here.
+  std::function<void()> outer_issue = std::exchange(deferred_issue_, nullptr);
 
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *head = new_bb("for"), *loop_body = new_bb("for.body"),
@@ -162,6 +166,7 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   b_.SetInsertPoint(exit);
   if (!pipe.loads.empty())
     pipeline_end(pipe);
+  deferred_issue_ = std::move(outer_issue);
   set_results(op, cs);
 }
 

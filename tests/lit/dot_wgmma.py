@@ -19,6 +19,7 @@
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=SYNC
 # RUN: KILN_DISABLE_WGMMA=1 %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=OFF
 # RUN: { KILN_DISABLE_WGMMA=maybe %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 2>&1 || true; } | %FileCheck %s --check-prefix=BAD
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s nested_dots 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=NEST
 # RUN: %kiln compile --target cuda:sm_90 --emit ir --num-warps 8 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTNIR
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTN
 # F16: .target sm_90a
@@ -57,6 +58,15 @@
 # OFF: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 # OFF-NOT: wgmma
 # BAD: KILN_DISABLE_WGMMA='maybe' is not a boolean
+# A loop's copies go out with its own dot, also after an inner loop with its own.
+# NEST: wgmma.commit_group
+# NEST-NOT: wgmma.wait_group
+# NEST: cp.async.commit_group
+# NEST: wgmma.wait_group.sync.aligned 0
+# NEST: wgmma.commit_group
+# NEST-NOT: wgmma.wait_group
+# NEST: cp.async.commit_group
+# NEST: wgmma.wait_group.sync.aligned 0
 # ATTNIR: = for {{.*}} #mma<warps=[8,1]>
 # ATTN: .entry attn_fwd
 # ATTN: .maxnreg 128
@@ -69,3 +79,20 @@
 
 import triton
 import triton.language as tl
+
+
+@triton.jit
+def nested_dots(a_ptr, b_ptr, c_ptr, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for i in range(0, 8):
+        for j in range(0, 4):
+            x = tl.load(a_ptr + rm[:, None] * 256 + j * BK + rk[None, :])
+            y = tl.load(b_ptr + (j * BK + rk[:, None]) * BN + rn[None, :])
+            acc += tl.dot(x, y)
+        a = tl.load(a_ptr + rm[:, None] * 256 + i * BK + rk[None, :])
+        b = tl.load(b_ptr + (i * BK + rk[:, None]) * BN + rn[None, :])
+        acc += tl.dot(a, b)
+    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
