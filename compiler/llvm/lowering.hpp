@@ -13,6 +13,8 @@
 //   llvm/lower_reduce.cpp    reductions and scans
 //   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
 //   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
+//   llvm/lower_wgmma.cpp     tl.dot on sm_90's warpgroup tensor cores: matrix
+//                            descriptors, wgmma.mma_async
 //   llvm/lower_pipeline.cpp  loads feeding a dot fetched ahead with cp.async
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
