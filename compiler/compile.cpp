@@ -214,7 +214,7 @@ void Compilation::optimize() {
   s.tm = llvmgen::target_machine(s.r.target, s.r.options);
   llvmgen::LoweringResult lowered = llvmgen::lower_tile_ir(
       s.gen->program, s.r.options, s.gpu() ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, s.ctx,
-      s.r.target.sm);
+      s.r.target.sm, s.r.target.wgmma);
   s.gen.reset(); // the tile IR is done with
   s.mod = std::move(lowered.module);
   k.shared_bytes = lowered.shared_bytes;

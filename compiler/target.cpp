@@ -3,6 +3,10 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/TargetParser/Host.h>
 
+#include <cstdlib>
+
+#include "kiln/error.hpp"
+
 namespace kiln::compiler {
 
 Target Target::host() {
@@ -21,11 +25,29 @@ Target Target::host() {
   return host;
 }
 
+namespace {
+
+/// KILN_DISABLE_WGMMA: read here rather than with the runtime's knobs because
+/// it decides the target itself (and so every cache key made from it).
+bool wgmma_disabled() {
+  const char *v = std::getenv("KILN_DISABLE_WGMMA");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "0" || s == "false" || s == "off" || s == "no")
+    return false;
+  if (s == "1" || s == "true" || s == "on" || s == "yes")
+    return true;
+  throw ArgumentError("KILN_DISABLE_WGMMA='" + s + "' is not a boolean; use 1 or 0");
+}
+
+} // namespace
+
 Target Target::cuda(int sm) {
   Target t;
   t.kind = Kind::Cuda;
   t.triple = "nvptx64-nvidia-cuda";
-  t.cpu = "sm_" + std::to_string(sm);
+  // wgmma exists on sm_90 only (sm_100 has other instructions), as sm_90a.
+  t.wgmma = sm == 90 && !wgmma_disabled();
+  t.cpu = "sm_" + std::to_string(sm) + (t.wgmma ? "a" : "");
   t.features = "+ptx80";
   t.sm = sm;
   return t;

@@ -108,7 +108,8 @@ TEST_CASE("cuda driver: the fake device reports sm_90") {
   const CudaApi api = fake_api();
   kiln::runtime::CudaDriver driver(api);
   CHECK(driver.device_count() == 1);
-  CHECK(driver.target(0).str() == "cuda:sm_90");
+  CHECK(driver.target(0).str() == "cuda:sm_90a"); // wgmma's arch-specific target
+  CHECK(driver.target(0).wgmma);
   CHECK_THROWS_WITH_AS(driver.target(3), doctest::Contains("cuda:3 does not exist"), kiln::ArgumentError);
 }
 

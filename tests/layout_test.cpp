@@ -134,6 +134,21 @@ TEST_CASE("layout: dot operand fragments; with warps only over M the accumulator
   CHECK(map_of(*dot_operand(0, mma({2, 2}), 2), {128, 32}, 4).warp == std::vector<int>{-1, 9});
 }
 
+TEST_CASE("layout: which tensor-core dots fit sm_90's wgmma") {
+  CHECK(wgmma_fits(MmaKind::F16, 128, 128, 32, 4));
+  CHECK(wgmma_fits(MmaKind::BF16, 128, 256, 64, 8));
+  CHECK(wgmma_fits(MmaKind::F16, 64, 16, 16, 4));
+  CHECK_FALSE(wgmma_fits(MmaKind::TF32, 128, 128, 32, 4)); // f16 and bf16 only
+  CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 64, 32, 8));    // 8 warps need 128 rows
+  CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 64, 32, 2));    // not a warpgroup
+  CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 512, 32, 4));   // one instruction spans N
+  CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 8, 32, 4));
+  // Its accumulator: per warp the m16n8 one, warp w at rows 16w, N tiles then M tiles in registers.
+  const BitMap m = map_of(*mma({4, 1}), {128, 64}, 4);
+  CHECK(m.reg == std::vector<int>{0, 9, 3, 4, 5, 12});
+  CHECK(m.warp == std::vector<int>{10, 11});
+}
+
 TEST_CASE("layout: which dots run on tensor cores") {
   CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 128, 128, 32, 90) == MmaKind::F16);
   CHECK(mma_kind(kiln::DType::bf16, kiln::DType::f32, "tf32", 16, 16, 16, 80) == MmaKind::BF16);

@@ -21,7 +21,7 @@ kiln::CompiledKernel compile_sm90(const char *file, const char *kernel, std::vec
 kiln::Arg f32ptr() { return kiln::Arg::mock(kiln::DType::f32); }
 
 void check_gpu_binary(const kiln::CompiledKernel &k) {
-  CHECK(k.target == "cuda:sm_90");
+  CHECK(k.target == "cuda:sm_90a"); // wgmma needs the arch-specific target
   const std::string &ptx = k.stages.at("ptx");
   CHECK(ptx.find(".target sm_90") != std::string::npos);
   CHECK(ptx.find(".entry " + k.name) != std::string::npos);
@@ -90,6 +90,10 @@ TEST_CASE("nvptx: 2-D tiles: dot, scans, reductions on either axis, attention co
   CHECK(a.stages.at("ptx").find("cp.async.cg.shared.global") != std::string::npos);
   CHECK(a.stages.at("ptx").find("st.global.v4.b32") != std::string::npos);
   CHECK(a.stages.at("ptx").find(".v8.") == std::string::npos);
+  // Both dots on wgmma, A (q, then p) from registers, the assembler accepting them.
+  CHECK(a.stages.at("ptx").find("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16") !=
+        std::string::npos);
+  CHECK(a.stages.at("ptx").find("mma.sync") == std::string::npos);
 }
 
 TEST_CASE("nvptx: aligned, divisible sizes move 16 bytes per access (axis info)") {

@@ -26,8 +26,8 @@ int count_dots(const ir::Block &b) {
 }
 } // namespace
 
-LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm)
-    : warps_(num_warps), sm_(sm), axis_(p) {
+LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm, bool wgmma)
+    : warps_(num_warps), sm_(sm), wgmma_(wgmma), axis_(p) {
   for (const auto &f : p.functions)
     dots_ += count_dots(f->body);
   std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
@@ -145,11 +145,20 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
   }
 }
 
+bool LayoutPlan::wgmma(const ir::Op &op) const {
+  const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
+  return wgmma_ && wgmma_fits(mma_kind(a.elem, r.elem, op.str, M, N, K, sm_), M, N, K, warps_);
+}
+
 EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
   const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
   if (mma_kind(a.elem, r.elem, op.str, M, N, K, sm_) == MmaKind::None)
     return default_layout(r);
+  // A warpgroup's accumulator is the mma one with its 4 warps over M.
+  if (wgmma(op))
+    return mma({warps_, 1});
   // Chained dots (attention) keep rows within a warp so that the row
   // reductions between them need no shared memory.
   return mma(mma_warps(M, N, warps_, dots_ > 1 && M >= 16 * warps_));

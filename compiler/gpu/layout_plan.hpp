@@ -34,8 +34,9 @@ Shape shape_of(const ir::Type &t);
 
 class LayoutPlan {
 public:
-  /// `sm`: the compute capability * 10 (0: no tensor cores).
-  LayoutPlan(const ir::Program &p, int num_warps, int sm = 0);
+  /// `sm`: the compute capability * 10 (0: no tensor cores); `wgmma`: dots
+  /// that fit sm_90's warpgroup instructions run on them.
+  LayoutPlan(const ir::Program &p, int num_warps, int sm = 0, bool wgmma = false);
 
   int num_warps() const { return warps_; }
   /// The layout `v` comes with, or null when it is recomputable anywhere.
@@ -48,6 +49,8 @@ public:
     return map_of(*e, shape_of(t), warps_);
   }
   analysis::AxisInfoAnalysis &axis() { return axis_; }
+  /// Whether tensor-core dot `op` runs on wgmma (gpu/mma_layout.hpp).
+  bool wgmma(const ir::Op &op) const;
 
 private:
   void settle(const ir::Block &b, bool &changed);
@@ -58,6 +61,7 @@ private:
   void find_fragment_loads(const ir::Block &b);
 
   int warps_, sm_;
+  bool wgmma_;
   int dots_ = 0; ///< several dots (attention's chained ones) put warps over M only
   /// Loads used only as operand A of a tensor-core dot in a loop below them
   /// (attention's q): loaded straight into the A fragments, once.

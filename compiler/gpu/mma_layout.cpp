@@ -84,6 +84,11 @@ int mma_k(MmaKind k) {
   return k == MmaKind::TF32 ? 8 : 16;
 }
 
+bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps) {
+  return (k == MmaKind::F16 || k == MmaKind::BF16) && num_warps % 4 == 0 &&
+         M % (16 * num_warps) == 0 && N >= 16 && N <= 256 && K % 16 == 0;
+}
+
 std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first) {
   int wm = 1, wn = 1;
   while (wm * wn < num_warps) {

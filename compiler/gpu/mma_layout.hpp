@@ -36,6 +36,13 @@ MmaKind mma_kind(DType operand, DType result, const std::string &precision, int6
 /// Elements of K one instruction takes: 16 (f16, bf16) or 8 (tf32).
 int mma_k(MmaKind k);
 
+/// Whether a dot of kind `k` fits sm_90's wgmma.mma_async m64nNk16 as it
+/// is lowered (llvm/lower_wgmma.cpp): f16 or bf16; all warps over M, in
+/// warpgroups of 4 taking 64 rows each (M a multiple of 16 * num_warps);
+/// 16 <= N <= 256 (one instruction spans N). Its accumulator layout is then
+/// mma({num_warps, 1}): per warp, the m16n8 one, N tiles in registers.
+bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps);
+
 /// How the warps split an M x N result: {over M, over N}, powers of two
 /// with 16 * wm <= M and 8 * wn <= N (warps beyond that hold copies).
 /// `m_first`: all warps over M first (attention's chained dots: row

@@ -2,6 +2,8 @@
 // buffers on the CPU, as per-slot phis on the GPU), and calls.
 #include "compiler/llvm/lowering.hpp"
 
+#include <utility>
+
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen::detail {
@@ -121,6 +123,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   Pipeline pipe = plan_pipeline(op);
   if (!pipe.loads.empty())
     pipeline_prologue(pipe, op, cs);
+  // An enclosing loop's copies wait for its own dot, not for one in here.
+  std::function<void()> outer_issue = std::exchange(deferred_issue_, nullptr);
 
   llvm::BasicBlock *pre = b_.GetInsertBlock();
   llvm::BasicBlock *head = new_bb("for"), *loop_body = new_bb("for.body"),
@@ -148,6 +152,8 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   set(body.args[0], iv, nullptr);
   bind_carried(cs, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
   lower_ops(body, /*stop_at_terminator=*/true);
+  if (deferred_issue_) // no wgmma dot issued the pipeline's copies
+    std::exchange(deferred_issue_, nullptr)();
   const ir::Op &yield = *body.ops.back();
   std::vector<std::vector<llvm::Value *>> next = yield_carried(cs, yield.operands);
   llvm::Value *iv_next = b_.CreateAdd(iv, step);
@@ -160,6 +166,7 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   b_.SetInsertPoint(exit);
   if (!pipe.loads.empty())
     pipeline_end(pipe);
+  deferred_issue_ = std::move(outer_issue);
   set_results(op, cs);
 }
 

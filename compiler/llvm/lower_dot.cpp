@@ -11,7 +11,7 @@ namespace kiln::llvmgen::detail {
 auto Lowering::lower_dot_gpu(const ir::Op &op) -> void {
   // The layout plan gave the result the mma layout where tensor cores apply.
   if (plan_->layout(op.result())->kind == gpu::Encoding::Kind::Mma)
-    return lower_dot_mma(op);
+    return plan_->wgmma(op) ? lower_dot_wgmma(op) : lower_dot_mma(op);
   const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
                   *res = op.result();
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];

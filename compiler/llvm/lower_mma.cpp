@@ -9,14 +9,24 @@ namespace kiln::llvmgen::detail {
 
 auto Lowering::staged_address(const Staged &st, llvm::Value *row, llvm::Value *col)
     -> llvm::Value * {
-  const int64_t per_chunk = 16 / st.bytes, chunks = st.row_len / per_chunk;
+  int64_t len = st.row_len;
+  llvm::Value *panel = nullptr;
+  if (st.panel && len * st.bytes > 128) {
+    len = 128 / st.bytes;
+    panel = b_.CreateMul(b_.CreateLShr(col, gpu::log2_exact(len)),
+                         b_.getInt32(static_cast<uint32_t>(st.rows * len)));
+    col = b_.CreateAnd(col, len - 1);
+  }
+  const int64_t per_chunk = 16 / st.bytes, chunks = len / per_chunk;
   const int64_t per_phase = std::max<int64_t>(1, 8 / chunks), phases = std::min<int64_t>(chunks, 8);
   const int cb = gpu::log2_exact(per_chunk);
   llvm::Value *phase = b_.CreateAnd(b_.CreateLShr(row, gpu::log2_exact(per_phase)), phases - 1);
   llvm::Value *chunk = b_.CreateXor(b_.CreateLShr(col, cb), phase);
   llvm::Value *at =
-      b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(st.row_len))),
+      b_.CreateAdd(b_.CreateMul(row, b_.getInt32(static_cast<uint32_t>(len))),
                    b_.CreateOr(b_.CreateShl(chunk, cb), b_.CreateAnd(col, per_chunk - 1)));
+  if (panel)
+    at = b_.CreateAdd(at, panel);
   return b_.CreateInBoundsGEP(b_.getInt8Ty(), st.base, b_.CreateMul(at, b_.getInt32(st.bytes)));
 }
 
@@ -222,12 +232,7 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
         std::copy(r.begin(), r.end(), d.begin() + s0);
       }
   }
-  Lowered l;
-  l.map = C;
-  l.buf = alloc_buffer(res->type, C.get());
-  for (int64_t s = 0; s < C->slots(); ++s)
-    b_.CreateStore(d[s], slot_ptr(res->type, l.buf, s));
-  vals_[res] = l;
+  vals_[res] = slots_buffer(res->type, C, d);
 }
 
 } // namespace kiln::llvmgen::detail

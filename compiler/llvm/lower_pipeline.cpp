@@ -12,7 +12,9 @@
 // future iteration's values, and the carried ones are carried ahead too.
 #include "compiler/llvm/lowering.hpp"
 
+#include <optional>
 #include <unordered_set>
+#include <utility>
 
 #include "kiln/error.hpp"
 
@@ -35,6 +37,12 @@ void collect_nested(const ir::Block &b, std::unordered_set<const ir::Op *> &out)
 auto Lowering::scratch(unsigned bytes) -> llvm::Value * {
   llvm::Value *base = target_->shared_memory(reserved_ + bytes);
   return reserved_ ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, reserved_) : base;
+}
+
+auto Lowering::scratch_aligned(unsigned bytes) -> llvm::Value * {
+  const unsigned at = (reserved_ + 1023) / 1024 * 1024;
+  llvm::Value *base = target_->shared_memory(at + bytes);
+  return at ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at) : base;
 }
 
 auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
@@ -118,7 +126,9 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
     pl.st.rows = pl.st.k_contig ? outer : K;
     pl.st.row_len = pl.st.k_contig ? K : outer;
     pl.row_dim = pl.st.k_contig ? 1 - k_dim : k_dim;
-    pl.stage_bytes = (res->type.numel() * 2 + 127) / 128 * 128;
+    pl.wgmma = pl.st.panel = plan_->wgmma(dot);
+    const int64_t align = pl.wgmma ? 1024 : 128; // wgmma: the 128-byte swizzle's period
+    pl.stage_bytes = (res->type.numel() * 2 + align - 1) / align * align;
     p.loads.push_back(pl);
   }
   if (p.loads.empty())
@@ -183,11 +193,13 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
 auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs)
     -> void {
   p.reserved_before = reserved_;
-  unsigned ring = 0;
-  for (const PipeLoad &pl : p.loads)
+  unsigned ring = 0, at = reserved_;
+  for (const PipeLoad &pl : p.loads) {
     ring += static_cast<unsigned>(pl.stage_bytes * p.stages);
-  llvm::Value *base = target_->shared_memory(reserved_ + ring);
-  unsigned at = reserved_;
+    if (pl.wgmma)
+      at = (reserved_ + 1023) / 1024 * 1024;
+  }
+  llvm::Value *base = target_->shared_memory(at + ring);
   for (PipeLoad &pl : p.loads) {
     pl.st.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at);
     at += static_cast<unsigned>(pl.stage_bytes * p.stages);
@@ -225,6 +237,9 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
                                   llvm::Value *iv) -> void {
   const int d = p.stages - 1;
   target_->async_wait(d - 1);
+  // cp.async writes through the generic proxy; wgmma reads through the async one.
+  if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
+    target_->fence_async_shared();
   target_->barrier(); // this stage has landed for every thread; the one refilled next is read
   llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
   llvm::Value *read = b_.CreateURem(p.count, n);
@@ -235,6 +250,29 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
         b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
     prestaged_[pl.load->result()] = st;
   }
+  if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; })) {
+    deferred_issue_ = [this, &p, &op, &cs, iv] { pipeline_issue_ahead(p, op, cs, iv); };
+    return;
+  }
+  pipeline_issue_ahead(p, op, cs, iv);
+}
+
+auto Lowering::pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                                    llvm::Value *iv) -> void {
+  // Issued mid-body, the future iteration's values must not replace this one's.
+  const ir::Block &body = *op.regions[0];
+  std::vector<std::pair<const ir::Value *, std::optional<Lowered>>> saved;
+  auto save = [&](const ir::Value *v) {
+    auto it = vals_.find(v);
+    saved.emplace_back(v, it == vals_.end() ? std::nullopt : std::optional<Lowered>(it->second));
+  };
+  for (const ir::Value *a : body.args)
+    save(a);
+  for (const ir::Op *o : p.slice)
+    for (const ir::Value *r : o->results)
+      save(r);
+  const int d = p.stages - 1;
+  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
   llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
   llvm::Value *ahead =
@@ -246,6 +284,11 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
   p.ahead_next = pipeline_issue(p, cs, ahead, vals,
                                 b_.CreateURem(b_.CreateAdd(p.count, b_.getInt32(d)), n), ok);
   p.count_next = b_.CreateAdd(p.count, b_.getInt32(1));
+  for (auto &[v, l] : saved)
+    if (l)
+      vals_[v] = *l;
+    else
+      vals_.erase(v);
 }
 
 auto Lowering::pipeline_latch(Pipeline &p, llvm::BasicBlock *latch) -> void {

@@ -60,8 +60,10 @@ struct LoweringResult {
 
 /// Lowers `program` into a new module of `ctx`; the kernel's entry symbol is
 /// the kernel's name. Throws kiln::Error for what the target cannot do yet.
-/// `sm`: NVPTX's compute capability * 10 (tensor cores from 80 on).
+/// `sm`: NVPTX's compute capability * 10 (tensor cores from 80 on);
+/// `wgmma`: sm_90's warpgroup instructions may run the dots that fit them.
 LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
-                             LoweringTarget target, llvm::LLVMContext &ctx, int sm = 0);
+                             LoweringTarget target, llvm::LLVMContext &ctx, int sm = 0,
+                             bool wgmma = false);
 
 } // namespace kiln::llvmgen

@@ -17,6 +17,7 @@ auto Lowering::run() -> LoweringResult {
   for (size_t i = 1; i < prog_.functions.size(); ++i)
     define_function(*prog_.functions[i], fns_.at(prog_.functions[i].get()));
   target_->define_kernel(prog_.kernel());
+  cap_registers_for_wgmma();
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod_, &os))
@@ -500,8 +501,8 @@ auto Lowering::define_function(const ir::Function &f, llvm::Function *fn) -> voi
 namespace kiln::llvmgen {
 
 LoweringResult lower_tile_ir(const ir::Program &program, const Options &options,
-                             LoweringTarget target, llvm::LLVMContext &ctx, int sm) {
-  return detail::Lowering(program, options, target, ctx, sm).run();
+                             LoweringTarget target, llvm::LLVMContext &ctx, int sm, bool wgmma) {
+  return detail::Lowering(program, options, target, ctx, sm, wgmma).run();
 }
 
 } // namespace kiln::llvmgen

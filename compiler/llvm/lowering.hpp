@@ -14,6 +14,8 @@
 //   llvm/lower_reduce.cpp    reductions and scans
 //   llvm/lower_dot.cpp       tl.dot with FMAs (and the choice of tensor cores)
 //   llvm/lower_mma.cpp       tl.dot on tensor cores: ldmatrix, mma.sync
+//   llvm/lower_wgmma.cpp     tl.dot on sm_90's warpgroup tensor cores: matrix
+//                            descriptors, wgmma.mma_async
 //   llvm/lower_pipeline.cpp  loads feeding a dot fetched ahead with cp.async
 //   llvm/lower_control.cpp   for, while, if, calls
 //   gpu/lower_layouts.cpp    the GPU's element distribution: layouts, slots,
@@ -80,13 +82,13 @@ class Lowering {
 
 public:
   Lowering(const ir::Program &p, const Options &o, LoweringTarget target, llvm::LLVMContext &ctx,
-           int sm = 0)
+           int sm = 0, bool wgmma = false)
       : prog_(p), opts_(o), threads_(32 * o.num_warps), ctx_(ctx),
         mod_(std::make_unique<llvm::Module>(p.kernel().name, ctx)), b_(ctx), sm_(sm) {
     target_ = target == LoweringTarget::Nvptx ? make_nvptx_target(*this) : make_cpu_target(*this);
     distributed_ = target_->distributes_blocks();
     if (distributed_)
-      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps, sm);
+      plan_ = std::make_unique<gpu::LayoutPlan>(p, o.num_warps, sm, wgmma);
   }
 
   LoweringResult run();
@@ -380,11 +382,16 @@ private:
   /// `row_len` elements of `bytes` each, K along the rows (`k_contig`) or
   /// across them, 16-byte chunks XOR-swizzled by row so that the 8 rows
   /// one 8x8 matrix reads hit 8 different bank groups.
+  /// `panel` (wgmma's canonical layouts): rows longer than 128 bytes are
+  /// cut into panels of 128 bytes, each panel all rows of that width, so
+  /// that the swizzle is the hardware's 128-, 64- or 32-byte one (a panel
+  /// starts at a multiple of 8 rows of its width).
   struct Staged {
     llvm::Value *base = nullptr;
     int64_t rows = 0, row_len = 0;
     int bytes = 2;
     bool k_contig = true;
+    bool panel = false;
   };
 
   /// tl.dot on tensor cores, its result in the mma layout: both operands
@@ -392,6 +399,30 @@ private:
   /// stores where the held layout runs along the stored rows), then per
   /// warp and k step, ldmatrix fragments and mma.sync over its tiles.
   void lower_dot_mma(const ir::Op &op);
+
+  // ---- sm_90 warpgroup tensor cores (llvm/lower_wgmma.cpp) ----
+
+  /// tl.dot on wgmma.mma_async (the plan's wgmma(op)): A from registers
+  /// where its layout holds the fragments (attention's q and p), else like
+  /// B from shared memory in panel layout through matrix descriptors; per k
+  /// step and 64-row tile of each warpgroup one instruction over all of N,
+  /// then commit and wait.
+  void lower_dot_wgmma(const ir::Op &op);
+
+  /// The matrix descriptor of a panel-layout operand (without its start
+  /// offset), and the byte offset of element (row, col) in it.
+  llvm::Value *wgmma_desc(const Staged &st);
+  static int64_t panel_offset(const Staged &st, int64_t row, int64_t col);
+
+  /// Scratch shared memory starting at a multiple of 1024 bytes.
+  llvm::Value *scratch_aligned(unsigned bytes);
+
+  /// Caps the kernel's registers (.maxnreg) so that two CTAs share an SM
+  /// where the wgmma accumulators leave room (attention with 8 warps):
+  /// while one warpgroup waits for its tensor cores or does the softmax,
+  /// another's instructions run.
+  void cap_registers_for_wgmma();
+  int64_t wgmma_acc_regs_ = 0; ///< f32 accumulator registers per thread of the wgmma dots
 
   /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
   /// the dot accumulates into `acc` itself instead of zeros, and the add
@@ -464,6 +495,7 @@ private:
     Staged st;       ///< one stage (base: the ring)
     int row_dim = 0; ///< the dim along the stored rows
     int64_t stage_bytes = 0;
+    bool wgmma = false; ///< read by wgmma: panel layout, fenced for the async proxy
   };
   struct Pipeline {
     int stages = 0;
@@ -484,9 +516,14 @@ private:
   void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
   void pipeline_phis(Pipeline &p, llvm::BasicBlock *pre);
   /// At the top of the body: wait for this iteration's stage, then issue the
-  /// copies num_stages - 1 iterations ahead.
+  /// copies num_stages - 1 iterations ahead; where a wgmma dot reads the
+  /// stages, it issues them instead, while its instructions run
+  /// (`deferred_issue_`; the loop issues them after the body if it did not).
   void pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
                           llvm::Value *iv);
+  void pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
+                            llvm::Value *iv);
+  std::function<void()> deferred_issue_;
   void pipeline_latch(Pipeline &p, llvm::BasicBlock *latch);
   void pipeline_end(Pipeline &p);
   /// Evaluates the loads' operands for iteration `iv` with carried values

@@ -101,6 +101,38 @@ public:
   virtual void async_commit() {}
   /// Waits until at most `pending` groups are still in flight (this thread's).
   virtual void async_wait(int pending) { (void)pending; }
+
+  // sm_90's warpgroup tensor cores (llvm/lower_wgmma.cpp).
+  /// Orders this thread's generic-proxy writes to shared memory (st.shared,
+  /// cp.async) before later reads of the async proxy (wgmma operands).
+  virtual void fence_async_shared() { unsupported(); }
+  /// wgmma.fence, wgmma.commit_group, wgmma.wait_group: the accumulator
+  /// registers `d` pass through the fence and the wait, so that nothing
+  /// writes them before the fence nor reads them before the wait.
+  virtual std::vector<llvm::Value *> wgmma_fence(const std::vector<llvm::Value *> &d) {
+    (void)d;
+    unsupported();
+  }
+  virtual void wgmma_commit() { unsupported(); }
+  virtual std::vector<llvm::Value *> wgmma_wait(int pending, const std::vector<llvm::Value *> &d) {
+    (void)pending, (void)d;
+    unsupported();
+  }
+  /// One wgmma.mma_async m64nNk16 (N = 2 * d.size()) into f32 `d`: A from
+  /// shared memory (`a`: one 64-bit descriptor, `trans_a`: stored M-major) or
+  /// registers (`a`: four 32-bit words), B from descriptor `b` (`trans_b`:
+  /// stored N-major); gives the new `d` (pending until wgmma_wait).
+  virtual std::vector<llvm::Value *> wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
+                                           const std::vector<llvm::Value *> &a, llvm::Value *b,
+                                           bool trans_a, bool trans_b) {
+    (void)k, (void)d, (void)a, (void)b, (void)trans_a, (void)trans_b;
+    unsupported();
+  }
+
+private:
+  [[noreturn]] static void unsupported() {
+    throw std::logic_error("kiln internal error: wgmma on a target without it");
+  }
 };
 
 std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l);

@@ -45,8 +45,22 @@ public:
   void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) override;
   void async_commit() override;
   void async_wait(int pending) override;
+  void fence_async_shared() override;
+  std::vector<llvm::Value *> wgmma_fence(const std::vector<llvm::Value *> &d) override;
+  void wgmma_commit() override;
+  std::vector<llvm::Value *> wgmma_wait(int pending, const std::vector<llvm::Value *> &d) override;
+  std::vector<llvm::Value *> wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
+                                   const std::vector<llvm::Value *> &a, llvm::Value *b,
+                                   bool trans_a, bool trans_b) override;
 
 private:
+  /// Inline PTX `text` with side effects whose first d.size() operands are
+  /// f32 registers read and written (`d` in, the new values out), then `in`.
+  std::vector<llvm::Value *> asm_through(const std::string &text,
+                                         const std::vector<llvm::Value *> &d,
+                                         const std::vector<llvm::Value *> &in,
+                                         const std::string &in_constraints);
+  void asm_effect(const char *text);
   std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
   std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
                                           size_t n);
@@ -315,7 +329,9 @@ auto NvptxTarget::shared_memory(unsigned bytes) -> llvm::Value * {
     auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
     smem_ = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
                                      "kiln_smem", nullptr, llvm::GlobalValue::NotThreadLocal, 3);
-    smem_->setAlignment(llvm::Align(16));
+    // 1024: the period of wgmma's 128-byte swizzle, which applies to
+    // address bits (operand buffers start at multiples of it).
+    smem_->setAlignment(llvm::Align(1024));
   }
   shared_bytes_ = std::max(shared_bytes_, (bytes + 15) / 16 * 16);
   return smem_;
@@ -375,6 +391,82 @@ auto NvptxTarget::async_commit() -> void {
 
 auto NvptxTarget::async_wait(int pending) -> void {
   b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(pending)});
+}
+
+auto NvptxTarget::asm_effect(const char *text) -> void {
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), false);
+  b_.CreateCall(llvm::InlineAsm::get(fty, text, "~{memory}", /*hasSideEffects=*/true), {});
+}
+
+auto NvptxTarget::asm_through(const std::string &text, const std::vector<llvm::Value *> &d,
+                              const std::vector<llvm::Value *> &in,
+                              const std::string &in_constraints) -> std::vector<llvm::Value *> {
+  std::string cons;
+  for (size_t i = 0; i < d.size(); ++i)
+    cons += "=f,";
+  for (size_t i = 0; i < d.size(); ++i)
+    cons += std::to_string(i) + ",";
+  cons += in_constraints + (in_constraints.empty() ? "" : ",") + "~{memory}";
+  std::vector<llvm::Type *> outs(d.size(), b_.getFloatTy()), ins;
+  std::vector<llvm::Value *> args(d.begin(), d.end());
+  args.insert(args.end(), in.begin(), in.end());
+  for (llvm::Value *v : args)
+    ins.push_back(v->getType());
+  llvm::Type *rt = d.size() == 1 ? outs[0] : llvm::StructType::get(ctx_, outs);
+  auto *fty = llvm::FunctionType::get(rt, ins, false);
+  llvm::Value *r =
+      b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, /*hasSideEffects=*/true), args);
+  if (d.size() == 1)
+    return {r};
+  std::vector<llvm::Value *> out;
+  for (unsigned i = 0; i < d.size(); ++i)
+    out.push_back(b_.CreateExtractValue(r, i));
+  return out;
+}
+
+auto NvptxTarget::fence_async_shared() -> void {
+  asm_effect("fence.proxy.async.shared::cta;");
+}
+
+auto NvptxTarget::wgmma_fence(const std::vector<llvm::Value *> &d) -> std::vector<llvm::Value *> {
+  return asm_through("wgmma.fence.sync.aligned;", d, {}, "");
+}
+
+auto NvptxTarget::wgmma_commit() -> void {
+  asm_effect("wgmma.commit_group.sync.aligned;");
+}
+
+auto NvptxTarget::wgmma_wait(int pending, const std::vector<llvm::Value *> &d)
+    -> std::vector<llvm::Value *> {
+  return asm_through("wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", d, {}, "");
+}
+
+auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
+                        const std::vector<llvm::Value *> &a, llvm::Value *b, bool trans_a,
+                        bool trans_b) -> std::vector<llvm::Value *> {
+  const size_t n = d.size();
+  const char *ty = k == gpu::MmaKind::F16 ? "f16" : "bf16";
+  auto op = [&](size_t i) { return "$" + std::to_string(i); };
+  std::string text = "{ .reg .pred p; setp.ne.b32 p, " + op(2 * n + a.size() + 1) +
+                     ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) + "k16.f32." +
+                     ty + "." + ty + " {";
+  for (size_t i = 0; i < n; ++i)
+    text += (i ? ", " : "") + op(i);
+  text += "}, ";
+  std::string cons;
+  if (a.size() == 1) { // a descriptor
+    text += op(2 * n) + ", " + op(2 * n + 1) + ", p, 1, 1, " + (trans_a ? "1, " : "0, ");
+    cons = "l,l,r";
+  } else {
+    text += "{" + op(2 * n) + ", " + op(2 * n + 1) + ", " + op(2 * n + 2) + ", " + op(2 * n + 3) +
+            "}, " + op(2 * n + 4) + ", p, 1, 1, ";
+    cons = "r,r,r,r,l,r";
+  }
+  text += std::string(trans_b ? "1" : "0") + "; }";
+  std::vector<llvm::Value *> in(a.begin(), a.end());
+  in.push_back(b);
+  in.push_back(b_.getInt32(1)); // scale-d: D = A * B + D
+  return asm_through(text, d, in, cons);
 }
 
 auto NvptxTarget::barrier() -> void {

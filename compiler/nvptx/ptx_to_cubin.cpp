@@ -73,8 +73,15 @@ std::string log_of(const NvJitLink &a, nvJitLinkHandle h, bool error) {
   return s;
 }
 
+/// The arch to assemble for: the PTX's own `.target` where it names an
+/// arch-specific one (sm_90a: wgmma), else sm_`sm`.
+std::string arch_of(const std::string &ptx, int sm) {
+  const std::string plain = "sm_" + std::to_string(sm), line = "\n.target " + plain + "a";
+  return ptx.find(line) != std::string::npos ? plain + "a" : plain;
+}
+
 std::optional<Cubin> with_nvjitlink(const NvJitLink &a, const std::string &ptx, int sm) {
-  const std::string arch = "-arch=sm_" + std::to_string(sm);
+  const std::string arch = "-arch=" + arch_of(ptx, sm);
   const char *opts[] = {arch.c_str(), "-verbose"};
   nvJitLinkHandle h = nullptr;
   if (a.Create(&h, 2, opts) != NVJITLINK_SUCCESS)
@@ -114,7 +121,7 @@ std::optional<Cubin> with_ptxas(const std::string &ptx, int sm) {
   fs::create_directories(dir);
   const fs::path in = dir / "k.ptx", out = dir / "k.cubin", log = dir / "log";
   std::ofstream(in) << ptx;
-  const std::string cmd = ptxas + " -v -arch=sm_" + std::to_string(sm) + " -o " + out.string() + " " + in.string() +
+  const std::string cmd = ptxas + " -v -arch=" + arch_of(ptx, sm) + " -o " + out.string() + " " + in.string() +
                           " > " + log.string() + " 2>&1";
   const int rc = std::system(cmd.c_str());
   std::stringstream logtext;

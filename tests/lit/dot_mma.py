@@ -1,4 +1,5 @@
-# Why: on sm_80 and newer tl.dot runs on tensor cores: f16 and bf16 operands
+# Why: on sm_80 and newer tl.dot runs on tensor cores (this file: sm_80's
+# mma.sync; sm_90's wgmma is dot_wgmma.py): f16 and bf16 operands
 # on mma.sync m16n8k16, fp32 ones on tf32 m16n8k8 (Triton's default
 # input_precision), both operands read with ldmatrix from swizzled shared
 # memory (the B operand of matmul.py, stored along N, with ldmatrix.trans).
@@ -10,15 +11,15 @@
 # fetched two iterations ahead into a ring of stages (the loop waits for
 # one group, with one barrier); with num_stages = 1 the loaded registers are
 # stored to shared memory in 16-byte pieces before the dot.
-# RUN: %kiln compile --target cuda:sm_90 --emit ir %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=IR
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-stages 1 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=NOPIPE
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-stages 2 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=TWO
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=BF16
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=TF32
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s dot_ieee 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=IEEE
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s dot_f16_out 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' BM=32 BN=32 BK=16 | %FileCheck %s --check-prefix=FMA16
-# RUN: %kiln compile --target cuda:sm_90 --emit ir %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTN
+# RUN: %kiln compile --target cuda:sm_80 --emit ir %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=IR
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx --num-stages 1 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=NOPIPE
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx --num-stages 2 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=TWO
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=BF16
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=TF32
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %s dot_ieee 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=IEEE
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %s dot_f16_out 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' BM=32 BN=32 BK=16 | %FileCheck %s --check-prefix=FMA16
+# RUN: %kiln compile --target cuda:sm_80 --emit ir %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTN
 # IR: = for {{.*}} #mma<warps=[2,2]>
 # IR-NOT: convert_layout
 # IR: dot {{.*}} #mma<warps=[2,2]>

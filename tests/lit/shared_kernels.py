@@ -1,6 +1,6 @@
 # Why: every kernel of shared/kernels compiles for the GPU without one
 # (PTX for sm_90), including the 2-D ones: attention's two dots (on tensor
-# cores), its row max and sum, and the broadcasts of their results.
+# cores, wgmma), its row max and sum, and the broadcasts of their results.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32 HEAD_DIM=64 BLOCK_M=64 BLOCK_N=32 CAUSAL=true | %FileCheck %s --check-prefix=ATTN
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/reductions.py reduce_rows 'x_ptr=*fp32:D' 'sum_ptr=*fp32:D' 'max_ptr=*fp32:D' 'argmin_ptr=*i32:D' M=i32 N=i32 stride=i32 BM=16 BN=64 | %FileCheck %s
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/atomics.py histogram 'x_ptr=*i32:D' 'hist_ptr=*i32:D' n=i32 n_bins=i32 BLOCK=512 | %FileCheck %s --check-prefix=ATOM
@@ -11,7 +11,7 @@
 # CHECK: .entry
 # CHECK-NOT: .local
 # ATTN: .entry attn_fwd
-# ATTN: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+# ATTN: wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16
 # ATTN: ex2.approx
 # ATTN-NOT: .local
 # ATOM: atom.global

@@ -1,0 +1,145 @@
+// tl.dot on sm_90's warpgroup tensor cores: wgmma.mma_async m64nNk16 (f16,
+// bf16; f32 accumulators), issued by each warpgroup of 4 warps for its 64
+// rows of each M tile and all of N at once, asynchronously: operands are read
+// from shared memory through matrix descriptors (B always; A unless its
+// layout already holds the register fragments), fenced, committed and
+// waited for before the accumulator is read.
+//
+// Shared-memory operands use the hardware's canonical swizzled layouts
+// (Staged::panel): K-major (K along the stored rows) or M/N-major (the
+// instruction's transpose flag), rows of 128 bytes (or 64, 32 when shorter)
+// with 16-byte chunks XOR-ed by row, longer rows cut into panels. A
+// descriptor names the start of one 8-row group and two strides: between
+// 8-row groups (SBO) and, M/N-major, between panels (LBO).
+#include "compiler/llvm/lowering.hpp"
+
+namespace kiln::llvmgen::detail {
+
+int64_t Lowering::panel_offset(const Staged &st, int64_t row, int64_t col) {
+  const int64_t len = std::min<int64_t>(st.row_len, 128 / st.bytes), width = len * st.bytes;
+  return (col / len) * st.rows * width + row * width + (col % len) * st.bytes;
+}
+
+auto Lowering::wgmma_desc(const Staged &st) -> llvm::Value * {
+  const uint64_t width = static_cast<uint64_t>(std::min<int64_t>(st.row_len * st.bytes, 128));
+  const uint64_t mode = width == 128 ? 1 : width == 64 ? 2 : 3;
+  // K-major swizzled layouts ignore the leading offset (1 by convention).
+  const uint64_t lead = st.k_contig ? 1 : static_cast<uint64_t>(st.rows) * width >> 4;
+  const uint64_t stride = 8 * width >> 4;
+  llvm::Value *addr = b_.CreatePtrToInt(st.base, b_.getInt32Ty());
+  addr = b_.CreateLShr(b_.CreateAnd(addr, 0x3FFFF), 4);
+  return b_.CreateOr(b_.CreateZExt(addr, b_.getInt64Ty()),
+                     b_.getInt64(lead << 16 | stride << 32 | mode << 62));
+}
+
+auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
+  const ir::Value *a = op.operands[0], *bm = op.operands[1], *acc = op.operands[2],
+                  *res = op.result();
+  if (auto it = dot_acc_.find(res); it != dot_acc_.end())
+    acc = it->second;
+  const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
+  const gpu::MmaKind kind = a->type.elem == DType::f16 ? gpu::MmaKind::F16 : gpu::MmaKind::BF16;
+  const gpu::EncodingPtr enc = plan_->layout(res);
+  const MapPtr C = map_for(enc, res->type);
+  const int nw = opts_.num_warps;
+  const int64_t reps_m = M / (16 * nw), per_tile = N / 2;
+
+  auto pre_a = prestaged_.find(a), pre_b = prestaged_.find(bm);
+  std::vector<llvm::Value *> a_words;
+  if (pre_a == prestaged_.end())
+    a_words = a_fragments(a, gpu::dot_operand(0, enc, 2));
+  const bool have_a = pre_a != prestaged_.end() || !a_words.empty(),
+             have_b = pre_b != prestaged_.end();
+  Staged sa = pre_a != prestaged_.end() ? pre_a->second : Staged{},
+         sb = have_b ? pre_b->second : Staged{};
+  // An operand not fetched ahead is stored with the dim its held layout
+  // runs along in the rows (16-byte stores), as the pipeline would.
+  auto plan_stage = [&](const ir::Value *v, int k_dim, Staged &st) {
+    const MapPtr held = map_for(plan_->layout(v), v->type);
+    prepare(v, *held); // any conversion first: it uses the same shared memory
+    int d = -1;
+    gpu::run_bits(*held, gpu::shape_of(v->type), &d);
+    st.k_contig = d == k_dim || d < 0;
+    st.panel = true;
+    const int64_t outer = v->type.shape[1 - k_dim], kk = v->type.shape[k_dim];
+    st.rows = st.k_contig ? outer : kk;
+    st.row_len = st.k_contig ? kk : outer;
+  };
+  if (!have_a)
+    plan_stage(a, 1, sa);
+  if (!have_b)
+    plan_stage(bm, 0, sb);
+  prepare(acc, *C);
+  std::vector<llvm::Value *> d(C->slots());
+  for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
+  if (!have_a || !have_b) {
+    const int64_t a_bytes = have_a ? 0 : (M * K * 2 + 1023) / 1024 * 1024;
+    llvm::Value *base = scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * 2)));
+    sa.base = have_a ? sa.base : base;
+    sb.base = have_b ? sb.base : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, a_bytes);
+    target_->barrier();
+    if (!have_a)
+      stage_operand(a, sa, sa.k_contig ? 0 : 1);
+    if (!have_b)
+      stage_operand(bm, sb, sb.k_contig ? 1 : 0);
+    target_->fence_async_shared(); // st.shared is the generic proxy, wgmma reads the async one
+    target_->barrier();
+  }
+
+  auto desc_plus = [&](llvm::Value *desc, int64_t bytes) {
+    return bytes ? b_.CreateAdd(desc, b_.getInt64(static_cast<uint64_t>(bytes) >> 4)) : desc;
+  };
+  // Element (row, col) of an operand, `outer` along M or N and `k` along K.
+  auto offset = [&](const Staged &st, int64_t outer, int64_t k) {
+    return st.k_contig ? panel_offset(st, outer, k) : panel_offset(st, k, outer);
+  };
+  llvm::Value *desc_a = nullptr, *desc_b = wgmma_desc(sb);
+  if (a_words.empty()) {
+    // This warpgroup's first row: 64 per warpgroup below each tile of 16 * nw.
+    llvm::Value *wg = b_.CreateLShr(b_.CreateTrunc(warp64_, b_.getInt32Ty()), 2);
+    llvm::Value *step = b_.getInt32(static_cast<uint32_t>(offset(sa, 64, 0) >> 4));
+    desc_a = b_.CreateAdd(wgmma_desc(sa), b_.CreateZExt(b_.CreateMul(wg, step), b_.getInt64Ty()));
+  }
+  const int kb = gpu::log2_exact(K / 16);
+  d = target_->wgmma_fence(d);
+  for (int64_t ks = 0; ks < K / 16; ++ks) {
+    llvm::Value *b_at = desc_plus(desc_b, offset(sb, 0, 16 * ks));
+    for (int64_t mi = 0; mi < reps_m; ++mi) {
+      std::vector<llvm::Value *> av;
+      if (!a_words.empty()) { // words r | ks << 2 | mi << (2 + kb), as a_fragments gives them
+        const int64_t w0 = (ks << 2) | (mi << (2 + kb));
+        av.assign(a_words.begin() + w0, a_words.begin() + w0 + 4);
+      } else {
+        av = {desc_plus(desc_a, offset(sa, 16 * nw * mi, 16 * ks))};
+      }
+      // Slots c | n tile << 2 | m tile << ...: an m tile's are the instruction's d0, d1, ...
+      std::vector<llvm::Value *> part(d.begin() + mi * per_tile, d.begin() + (mi + 1) * per_tile);
+      part = target_->wgmma(kind, part, av, b_at, !sa.k_contig, !sb.k_contig);
+      std::copy(part.begin(), part.end(), d.begin() + mi * per_tile);
+    }
+  }
+  target_->wgmma_commit();
+  // The copies of a future iteration of the pipeline feeding this dot go out
+  // while its instructions run.
+  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end()))
+    std::exchange(deferred_issue_, nullptr)();
+  d = target_->wgmma_wait(0, d);
+  vals_[res] = slots_buffer(res->type, C, d);
+  wgmma_acc_regs_ += C->slots();
+}
+
+auto Lowering::cap_registers_for_wgmma() -> void {
+  // 64K registers per SM; measured on the H200: attention d64 with 8 warps
+  // (64 accumulator registers) 202 -> 235 TFLOP/s under a cap of 128 with a
+  // few spills, while matmul's 128 accumulator registers need them all.
+  const int64_t cap = 65536 / (2 * threads_) / 8 * 8;
+  if (wgmma_acc_regs_ == 0 || cap > 255 || 2 * wgmma_acc_regs_ > cap)
+    return;
+  llvm::Function *k = mod_->getFunction(prog_.kernel().name);
+  llvm::NamedMDNode *ann = mod_->getOrInsertNamedMetadata("nvvm.annotations");
+  ann->addOperand(llvm::MDNode::get(
+      ctx_, {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx_, "maxnreg"),
+             llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(cap)))}));
+}
+
+} // namespace kiln::llvmgen::detail
