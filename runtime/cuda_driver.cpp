@@ -96,11 +96,18 @@ const char *CudaDriver::pointer_problem(const void *p, int device) {
   if (slot.p == p && slot.device == device)
     return nullptr;
   const auto addr = reinterpret_cast<CUdeviceptr>(p);
+  // The query needs a context on this thread; the launch would set it anyway.
+  if (device >= 0 && static_cast<size_t>(device) < devices_.size() && devices_[device].context)
+    api_.CtxSetCurrent(devices_[device].context);
   unsigned type = 0;
-  if (api_.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr) != CUDA_SUCCESS)
+  const CUresult r = api_.PointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, addr);
+  // Only "an address the driver does not know" is a verdict; any other
+  // failure leaves it to the launch to report what goes wrong.
+  if (r == CUDA_ERROR_INVALID_VALUE)
     return "is not memory the GPU can reach (a host array?); allocate it on the cuda device "
-           "(kiln::Buffer, "
-           "a CUDA tensor through DLPack) or launch on the cpu backend";
+           "(kiln::Buffer, a CUDA tensor through DLPack) or launch on the cpu backend";
+  if (r != CUDA_SUCCESS)
+    return nullptr;
   if (type == CU_MEMORYTYPE_DEVICE) {
     int ordinal = -1;
     if (api_.PointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, addr) ==
