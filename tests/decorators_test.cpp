@@ -70,6 +70,35 @@ TEST_CASE("decorators: autotune configs built by a helper function are read from
   CHECK(spec->reset_to_zero == std::vector<std::string>{"out_ptr"});
 }
 
+TEST_CASE("decorators: a config builder unpacks tuples in its loops and assignments") {
+  kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+def matmul_configs():
+    configs = []
+    for (bm, bn), warps in [((64, 64), 4), ((128, 64), 8)]:
+        stages, extra = 3, 1
+        configs.append(triton.Config({"BM": bm, "BN": bn}, num_warps=warps, num_stages=stages + extra))
+    return configs
+
+
+@triton.autotune(configs=matmul_configs(), key=["n"])
+@triton.jit
+def k(x_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
+    tl.store(x_ptr + tl.arange(0, BM), tl.zeros((BM,), tl.float32) + BN)
+)",
+                                             "unpack_configs.py");
+  std::optional<kiln::AutotuneSpec> spec = m.kernel("k").autotune();
+  REQUIRE(spec);
+  CHECK(spec->error.empty());
+  REQUIRE(spec->configs.size() == 2);
+  CHECK(spec->configs[1].meta[0].second.as_int() == 128);
+  CHECK(spec->configs[1].meta[1].second.as_int() == 64);
+  CHECK(spec->configs[1].num_warps == 8);
+  CHECK(spec->configs[1].num_stages == 4);
+}
+
 TEST_CASE("decorators: reset_to_zero buffers of unknown size (raw pointers): the first config, not "
           "tuned; explicit ones win") {
   kiln::Module m = kiln::Module::from_string(kAutotunedAdd, "add_autotuned.py");

@@ -448,8 +448,18 @@ PyValue PyEval::call_function(const Stmt &def, std::vector<PyValue> args, Loc lo
 }
 
 void PyEval::assign(const Expr &target, PyValue v) {
+  if (target.kind == ExprKind::Tuple || target.kind == ExprKind::List) {
+    // `bm, bn = ...` and `for bm, bn, bk in [...]` in a config builder.
+    if (!is_sequence(v) || v.items.size() != target.children.size())
+      fail(target.loc, "cannot unpack " + describe(v) + " into " +
+                           std::to_string(target.children.size()) + " names");
+    for (size_t i = 0; i < target.children.size(); ++i)
+      assign(*target.children[i], v.items[i]);
+    return;
+  }
   if (target.kind != ExprKind::Name)
-    fail(target.loc, "kiln evaluates only assignments to names in host functions");
+    fail(target.loc,
+         "kiln evaluates only assignments to names and tuples of names in host functions");
   scopes_.back()[target.id] = std::move(v);
 }
 
