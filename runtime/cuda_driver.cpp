@@ -121,12 +121,12 @@ const char *CudaDriver::pointer_problem(const void *p, int device) {
 
 void CudaDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream stream) {
   const auto &cb = static_cast<const CudaBinary &>(b);
-  // The context is per thread in the driver; set it once per thread, not per launch.
-  thread_local CUcontext current = nullptr;
-  if (current != cb.context) {
+  // The thread's current context, asked of the driver (a read of its thread
+  // state, far cheaper than the launch): a memo of our own would go stale
+  // when the program (or torch, or a Buffer on another device) switches it.
+  CUcontext current = nullptr;
+  if (!api_.CtxGetCurrent || api_.CtxGetCurrent(&current) != CUDA_SUCCESS || current != cb.context)
     api_.check(api_.CtxSetCurrent(cb.context), "cuCtxSetCurrent");
-    current = cb.context;
-  }
   api_.check(api_.LaunchKernel(cb.function, grid.x, grid.y, grid.z, cb.block_threads, 1, 1, cb.shared_bytes,
                                static_cast<CUstream>(stream), args, nullptr),
              "cuLaunchKernel");

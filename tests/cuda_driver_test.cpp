@@ -27,6 +27,8 @@ struct Recorder {
   int shared_attribute = -1;
   bool unloaded = false;
   CUresult launch_result = CUDA_SUCCESS;
+  CUcontext current = nullptr; ///< the thread's current context, as the fake driver keeps it
+  int context_sets = 0;
 } rec;
 
 CudaApi fake_api() {
@@ -48,7 +50,15 @@ CudaApi fake_api() {
     *c = reinterpret_cast<CUcontext>(0x1);
     return CUDA_SUCCESS;
   };
-  a.CtxSetCurrent = [](CUcontext) { return CUDA_SUCCESS; };
+  a.CtxSetCurrent = [](CUcontext c) {
+    rec.current = c;
+    ++rec.context_sets;
+    return CUDA_SUCCESS;
+  };
+  a.CtxGetCurrent = [](CUcontext *c) {
+    *c = rec.current;
+    return CUDA_SUCCESS;
+  };
   a.ModuleLoadData = [](CUmodule *m, const void *image) {
     const char *p = static_cast<const char *>(image);
     rec.image.assign(p, p + 4);
@@ -111,6 +121,25 @@ TEST_CASE("cuda driver: the fake device reports sm_90") {
   CHECK(driver.target(0).str() == "cuda:sm_90a"); // wgmma's arch-specific target
   CHECK(driver.target(0).wgmma);
   CHECK_THROWS_WITH_AS(driver.target(3), doctest::Contains("cuda:3 does not exist"), kiln::ArgumentError);
+}
+
+TEST_CASE(
+    "cuda driver: a launch makes its context current when the thread's current one is another") {
+  rec = Recorder{};
+  const CudaApi api = fake_api();
+  kiln::runtime::CudaDriver driver(api);
+  auto bin = driver.load(fake_cubin(), 0);
+  float *x = reinterpret_cast<float *>(0x1000);
+  int32_t n = 1;
+  void *args[] = {&x, &x, &n};
+  driver.launch(*bin, kiln::Grid{1}, args, nullptr);
+  const int sets = rec.context_sets;
+  driver.launch(*bin, kiln::Grid{1}, args, nullptr); // already current: no set
+  CHECK(rec.context_sets == sets);
+  rec.current = reinterpret_cast<CUcontext>(0x99); // the program switched contexts
+  driver.launch(*bin, kiln::Grid{1}, args, nullptr);
+  CHECK(rec.context_sets == sets + 1);
+  CHECK(rec.current == reinterpret_cast<CUcontext>(0x1));
 }
 
 TEST_CASE("cuda driver: a host pointer is refused, device pointers are proved once per thread") {

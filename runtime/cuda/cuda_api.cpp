@@ -34,6 +34,7 @@ Loaded load_once() {
   sym(a.DeviceGetName, "cuDeviceGetName");
   sym(a.DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
   sym(a.CtxSetCurrent, "cuCtxSetCurrent");
+  sym(a.CtxGetCurrent, "cuCtxGetCurrent");
   sym(a.CtxSynchronize, "cuCtxSynchronize");
   sym(a.ModuleLoadData, "cuModuleLoadData");
   sym(a.ModuleUnload, "cuModuleUnload");

@@ -18,6 +18,7 @@ struct CudaApi {
   CUresult (*DeviceGetName)(char *, int, CUdevice);
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxGetCurrent)(CUcontext *);
   CUresult (*CtxSynchronize)();
   CUresult (*ModuleLoadData)(CUmodule *, const void *);
   CUresult (*ModuleUnload)(CUmodule);
