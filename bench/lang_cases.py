@@ -142,3 +142,34 @@ if backend == "cuda":  # inline PTX: the CPU refuses it with a clear error (test
                                  "top_ptr": np.maximum(i["a_ptr"].astype(np.float32),
                                                        (i["x_ptr"] * np.float32(300.0)).astype(np.float32))},
                       tol=2e-3))
+
+
+def e2m1_values(codes):
+    sign = np.where(codes & 8, -1.0, 1.0)
+    exp, man = (codes >> 1) & 3, codes & 1
+    mag = np.where(exp == 0, man * 0.5, (1 + man * 0.5) * 2.0 ** (exp.astype(np.float64) - 1))
+    return sign * mag
+
+
+def e4m3_values(b):
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    exp, man = ((b >> 3) & 15).astype(np.float64), (b & 7).astype(np.float64)
+    return sign * np.where(exp == 0, man / 8 * 2.0 ** -6, (1 + man / 8) * 2.0 ** (exp - 7))
+
+
+def mx_dot_ref(i):
+    packed = i["a_ptr"]
+    a = np.stack([e2m1_values(packed & 15), e2m1_values(packed >> 4)], -1).reshape(packed.shape[0], -1)
+    a = a * np.repeat(2.0 ** (i["a_scale_ptr"].astype(np.float64) - 127), 32, axis=1)
+    b = e4m3_values(i["b_ptr"]) * np.repeat(2.0 ** (i["b_scale_ptr"].astype(np.float64) - 127), 32, axis=1).T
+    return {"c_ptr": (a @ b).astype(np.float32)}
+
+
+mxb = rng.integers(0, 256, (64, 16)).astype(np.uint8)
+mxb[(mxb & 0x7F) == 0x7F] = 0x3C  # no NaN codes
+cases.append(Case("lang", L, "mx_dot", [1],
+                  dict(a_ptr=rng.integers(0, 256, (16, 32)).astype(np.uint8),
+                       a_scale_ptr=rng.integers(124, 131, (16, 2)).astype(np.uint8), b_ptr=mxb,
+                       b_scale_ptr=rng.integers(124, 131, (16, 2)).astype(np.uint8), c_ptr="zeros:16x16:f32",
+                       M=16, N=16, K=64),
+                  ["c_ptr"], mx_dot_ref, tol=1e-5))

@@ -165,3 +165,18 @@ def asm_elementwise(x_ptr, h_ptr, a_ptr, tanh_ptr, h2_ptr, wide_ptr, top_ptr, n,
     )
     tl.store(wide_ptr + offs, wide, mask=mask)
     tl.store(top_ptr + offs, top, mask=mask)
+
+
+@triton.jit
+def mx_dot(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # A microscaled dot: fp4 (e2m1, two a byte along K) times fp8 (e4m3
+    # bytes), each with e8m0 scales per 32 elements of K.
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rs = tl.arange(0, K // 32)
+    a = tl.load(a_ptr + rm[:, None] * (K // 2) + tl.arange(0, K // 2)[None, :])
+    a_scale = tl.load(a_scale_ptr + rm[:, None] * (K // 32) + rs[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + rn[None, :])
+    b_scale = tl.load(b_scale_ptr + rn[:, None] * (K // 32) + rs[None, :])
+    c = tl.dot_scaled(a, a_scale, "e2m1", b, b_scale, "e4m3")
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)

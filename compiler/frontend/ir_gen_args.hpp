@@ -58,6 +58,7 @@ const HandlerTable &scan_handlers();      // ir_gen_scan.cpp
 const HandlerTable &lang_handlers();      // ir_gen_lang.cpp
 const HandlerTable &block_ptr_handlers(); // ir_gen_block_ptr.cpp
 const HandlerTable &inline_asm_handlers(); // ir_gen_inline_asm.cpp
+const HandlerTable &dot_scaled_handlers(); // ir_gen_dot_scaled.cpp
 
 /// Block pointers and tensor descriptors (ir_gen_block_ptr.cpp).
 bool is_block_ptr(const Val &v);

@@ -850,13 +850,13 @@ const HandlerTable &own_handlers() {
   return table;
 }
 
-/// Every builtin: this file's and those of ir_gen_math/random/scan/lang/block_ptr/inline_asm.cpp.
+/// Every builtin: this file's and those of the other ir_gen_*.cpp files.
 const HandlerTable &handlers() {
   static const HandlerTable table = [] {
     HandlerTable t = own_handlers();
     for (const HandlerTable *more :
          {&math_handlers(), &random_handlers(), &scan_handlers(), &lang_handlers(),
-          &block_ptr_handlers(), &inline_asm_handlers()})
+          &block_ptr_handlers(), &inline_asm_handlers(), &dot_scaled_handlers()})
       for (const auto &entry : *more)
         t.insert_or_assign(entry.first, entry.second);
     return t;
@@ -896,6 +896,9 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
       {"tl.atomic_xchg", atomic_rmw},
       {"tl.atomic_cas", {"pointer", "cmp", "val", "sem", "scope"}},
       {"tl.inline_asm_elementwise", {"asm", "constraints", "args", "dtype", "is_pure", "pack"}},
+      {"tl.dot_scaled",
+       {"lhs", "lhs_scale", "lhs_format", "rhs", "rhs_scale", "rhs_format", "acc", "fast_math",
+        "lhs_k_pack", "rhs_k_pack", "out_dtype"}},
       {"tl.exp", x},
       {"tl.exp2", x},
       {"tl.log", x},
@@ -991,7 +994,7 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
 /// (even when a supported builtin is only a few edits away).
-constexpr std::string_view kUnsupportedTritonBuiltins[] = {"dot_scaled", "tensor"};
+constexpr std::string_view kUnsupportedTritonBuiltins[] = {"tensor"};
 
 /// The supported builtin closest to the unknown `name` in the same
 /// namespace ("tl.load" for "tl.laod"), or "" when none is close: one edit
