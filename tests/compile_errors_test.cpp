@@ -206,17 +206,27 @@ TEST_CASE("compile errors: 'break' is refused when compiling and suggests a whil
   check_display(e, "        break");
 }
 
-TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.dot_scaled) says so at the call") {
+TEST_CASE("compile errors: a Triton builtin kiln lacks (tl.tensor) says so at the call") {
   const kiln::CompileError e = compile_error("@triton.jit\n"
                                              "def k(x_ptr, n):\n"
                                              "    a = tl.arange(0, 16)\n"
-                                             "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')\n",
+                                             "    b = tl.tensor(a, a)\n",
                                              ptr_and_n());
   CHECK(e.line() == 7);
-  CHECK(e.col() == 12); // `dot_scaled`, the call's name
+  CHECK(e.col() == 12); // `tensor`, the call's name
   CHECK(e.message() ==
-        "tl.dot_scaled is not supported by kiln yet; express it with the tl.* builtins kiln supports");
-  check_display(e, "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')");
+        "tl.tensor is not supported by kiln yet; express it with the tl.* builtins kiln supports");
+  check_display(e, "    b = tl.tensor(a, a)");
+}
+
+TEST_CASE("compile errors: tl.dot_scaled of a 1-D block names the operand") {
+  const kiln::CompileError e =
+      compile_error("@triton.jit\n"
+                    "def k(x_ptr, n):\n"
+                    "    a = tl.arange(0, 16)\n"
+                    "    b = tl.dot_scaled(a, None, 'e4m3', a, None, 'e4m3')\n",
+                    ptr_and_n());
+  CHECK(e.message() == "tl.dot_scaled's lhs must be a 2-D block, not <16xi32>");
 }
 
 TEST_CASE("compile errors: a misspelt builtin gets a 'did you mean'") {
