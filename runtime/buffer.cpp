@@ -7,6 +7,7 @@
 #include "kiln/error.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "runtime/device_copy.hpp"
 
 namespace kiln {
 
@@ -19,6 +20,28 @@ runtime::CudaDriver &cuda_driver(int device) {
 }
 
 } // namespace
+
+namespace runtime {
+
+void copy_to_host(Device device, void *dst, const void *src, std::size_t bytes) {
+  if (device.backend == Backend::cpu) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto &d = cuda_driver(device.index);
+  d.api().check(d.api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), bytes), "cuMemcpyDtoH");
+}
+
+void copy_from_host(Device device, void *dst, const void *src, std::size_t bytes) {
+  if (device.backend == Backend::cpu) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  auto &d = cuda_driver(device.index);
+  d.api().check(d.api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, bytes), "cuMemcpyHtoD");
+}
+
+} // namespace runtime
 
 Buffer Buffer::allocate(Device device, std::size_t bytes) {
   const std::size_t n = bytes ? bytes : 1;
@@ -66,23 +89,13 @@ Tensor Buffer::tensor(DType dtype, std::initializer_list<int64_t> shape) const {
 void Buffer::copy_from_host(const void *src, std::size_t bytes) {
   if (bytes > bytes_)
     throw ArgumentError("copy of " + std::to_string(bytes) + " bytes into a buffer of " + std::to_string(bytes_));
-  if (device_.backend == Backend::cpu) {
-    std::memcpy(data_, src, bytes);
-    return;
-  }
-  auto &d = cuda_driver(device_.index);
-  d.api().check(d.api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(data_), src, bytes), "cuMemcpyHtoD");
+  runtime::copy_from_host(device_, data_, src, bytes);
 }
 
 void Buffer::copy_to_host(void *dst, std::size_t bytes) const {
   if (bytes > bytes_)
     throw ArgumentError("copy of " + std::to_string(bytes) + " bytes out of a buffer of " + std::to_string(bytes_));
-  if (device_.backend == Backend::cpu) {
-    std::memcpy(dst, data_, bytes);
-    return;
-  }
-  auto &d = cuda_driver(device_.index);
-  d.api().check(d.api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(data_), bytes), "cuMemcpyDtoH");
+  runtime::copy_to_host(device_, dst, data_, bytes);
 }
 
 void synchronize(Device device) {

@@ -4,38 +4,9 @@
 #include <cstring>
 
 #include "kiln/error.hpp"
-#include "runtime/context.hpp"
-#include "runtime/cuda_driver.hpp"
+#include "runtime/device_copy.hpp"
 
 namespace kiln::runtime {
-
-namespace {
-
-CudaDriver &cuda(int device) {
-  auto &d = static_cast<CudaDriver &>(Context::get().driver(Backend::cuda));
-  d.make_current(device);
-  return d;
-}
-
-void to_host(Device dev, void *dst, const void *src, std::size_t n) {
-  if (dev.backend == Backend::cpu) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  CudaDriver &d = cuda(dev.index);
-  d.api().check(d.api().MemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), n), "cuMemcpyDtoH");
-}
-
-void from_host(Device dev, void *dst, const void *src, std::size_t n) {
-  if (dev.backend == Backend::cpu) {
-    std::memcpy(dst, src, n);
-    return;
-  }
-  CudaDriver &d = cuda(dev.index);
-  d.api().check(d.api().MemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, n), "cuMemcpyHtoD");
-}
-
-} // namespace
 
 TuningBuffers::TuningBuffers(const std::vector<std::string> &reset_to_zero,
                              const std::vector<std::string> &restore_value,
@@ -64,7 +35,7 @@ TuningBuffers::TuningBuffers(const std::vector<std::string> &reset_to_zero,
   for (const std::string &n : restore_value) {
     Region r = region(n, "restore_value");
     r.saved.resize(r.bytes);
-    to_host(device_, r.saved.data(), r.data, r.bytes);
+    copy_to_host(device_, r.saved.data(), r.data, r.bytes);
     restore_.push_back(std::move(r));
   }
   std::size_t most = 0;
@@ -79,13 +50,13 @@ void TuningBuffers::before_run() const {
     if (device_.backend == Backend::cpu)
       std::memset(r.data, 0, r.bytes);
     else
-      from_host(device_, r.data, zeros_.data(), r.bytes);
+      copy_from_host(device_, r.data, zeros_.data(), r.bytes);
   }
 }
 
 void TuningBuffers::after_run() const {
   for (const Region &r : restore_)
-    from_host(device_, r.data, r.saved.data(), r.bytes);
+    copy_from_host(device_, r.data, r.saved.data(), r.bytes);
 }
 
 } // namespace kiln::runtime
