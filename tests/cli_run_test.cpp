@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tests/temp_dir.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/host_tensor.hpp"
 #include "tools/kiln/npy.hpp"
@@ -34,22 +35,7 @@ namespace {
 const std::string kVectorAdd = std::string(KILN_SHARED_DIR) + "/kernels/vector_add.py";
 constexpr int64_t kN = 10007;
 
-/// A fresh directory for one test case, removed at the end of it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln_cli_run_test_XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  TempDir(const TempDir &) = delete;
-  TempDir &operator=(const TempDir &) = delete;
-  std::string file(const std::string &name) const { return (path / name).string(); }
-};
+using kiln::test::TempDir;
 
 /// The kernel cache of every run in this process. The runtime reads
 /// KILN_CACHE_DIR once, at its first use, so one directory serves all test

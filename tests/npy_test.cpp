@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kiln/error.hpp"
+#include "tests/temp_dir.hpp"
 #include "tools/kiln/host_tensor.hpp"
 #include "tools/kiln/npy.hpp"
 
@@ -23,20 +24,7 @@ using kiln::cli::write_npy;
 
 namespace {
 
-/// A fresh directory for one test case, removed at the end of it.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "kiln_npy_test_XXXXXX").string();
-    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string &name) const { return (path / name).string(); }
-};
+using kiln::test::TempDir;
 
 void write_bytes(const std::string &path, const std::string &bytes) {
   std::ofstream f(path, std::ios::binary);

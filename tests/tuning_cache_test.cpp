@@ -14,6 +14,7 @@
 #include <string>
 
 #include "runtime/tuning_cache.hpp"
+#include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using kiln::runtime::TuningCache;
@@ -21,18 +22,7 @@ using kiln::runtime::TuningRecord;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "kiln_tuning_test_XXXXXX").string();
-    REQUIRE(::mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
+using kiln::test::TempDir;
 
 /// stdout and stderr of a shell command, which must exit 0.
 std::string shell_ok(const std::string &cmd) {
