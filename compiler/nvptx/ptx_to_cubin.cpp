@@ -8,12 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <memory>
 #include <mutex>
 #include <sstream>
-#include <thread>
 
 #include <nvJitLink.h>
 
+#include "compiler/nvptx/assembler_threads.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::nvptx {
@@ -185,9 +186,12 @@ void wait_for_warm_up() {
 
 std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
   wait_for_warm_up();
-  if (const NvJitLink *a = load_nvjitlink())
-    if (auto c = with_nvjitlink(*a, ptx, sm))
+  if (const NvJitLink *a = load_nvjitlink()) {
+    std::optional<Cubin> c;
+    run_on_assembler_thread([&] { c = with_nvjitlink(*a, ptx, sm); });
+    if (c)
       return with_resources(std::move(*c));
+  }
   if (auto c = with_ptxas(ptx, sm))
     return with_resources(std::move(*c));
   if (why)
@@ -203,11 +207,14 @@ void warm_up_nvjitlink(int sm) {
       std::lock_guard<std::mutex> lock(warm_mutex);
       warm_done = done.get_future().share();
     }
-    std::thread([sm, done = std::move(done)]() mutable {
+    // On an assembler thread, which stays: the compile that waits for this
+    // warm-up then runs on a thread that has assembled before.
+    auto shared_done = std::make_shared<std::promise<void>>(std::move(done));
+    start_on_assembler_thread([sm, shared_done] {
       struct Signal {
         std::promise<void> &p;
         ~Signal() { p.set_value(); }
-      } signal{done};
+      } signal{*shared_done};
       const NvJitLink *a = load_nvjitlink();
       if (!a)
         return;
@@ -263,7 +270,7 @@ void warm_up_nvjitlink(int sm) {
         with_nvjitlink(*a, ptx, sm);
       } catch (const std::exception &) {
       }
-    }).detach();
+    });
   });
 }
 
