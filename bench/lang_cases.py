@@ -173,3 +173,12 @@ cases.append(Case("lang", L, "mx_dot", [1],
                        b_scale_ptr=rng.integers(124, 131, (16, 2)).astype(np.uint8), c_ptr="zeros:16x16:f32",
                        M=16, N=16, K=64),
                   ["c_ptr"], mx_dot_ref, tol=1e-5))
+
+# Host tensor descriptors on a ragged matmul (no dim a multiple of its block).
+da = rng.standard_normal((100, 72)).astype(np.float16)
+db = rng.standard_normal((72, 40)).astype(np.float16)
+cases.append(Case("lang", L, "desc_matmul", [2, 2],
+                  dict(a_desc=f"tensordesc({npy('desc_a', da)}, [64, 32])",
+                       b_desc=f"tensordesc({npy('desc_b', db)}, [32, 32])",
+                       c_desc="tensordesc(zeros:100x40:f32, [64, 32])", K=72, BM=64, BN=32, BK=32),
+                  ["c_desc"], lambda i: {"c_desc": da.astype(np.float32) @ db.astype(np.float32)}, tol=2e-3))

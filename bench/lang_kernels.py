@@ -180,3 +180,17 @@ def mx_dot(a_ptr, a_scale_ptr, b_ptr, b_scale_ptr, c_ptr, M: tl.constexpr, N: tl
     b_scale = tl.load(b_scale_ptr + rn[:, None] * (K // 32) + rs[None, :])
     c = tl.dot_scaled(a, a_scale, "e2m1", b, b_scale, "e4m3")
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], c)
+
+
+@triton.jit
+def desc_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Host-made TensorDescriptors (triton.tools.tensor_descriptor): loads
+    # past the tensor read zeros, stores past it are dropped.
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        a = a_desc.load([pid_m * BM, k * BK])
+        b = b_desc.load([k * BK, pid_n * BN])
+        acc = tl.dot(a, b, acc)
+    c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))

@@ -89,7 +89,26 @@ void dump_stages(const std::string &dir, const CompiledKernel &k, const std::str
 
 } // namespace
 
+std::vector<int64_t> ParamSpec::block_shape() const {
+  const size_t n = (elems.size() - 2) / 3;
+  std::vector<int64_t> dims;
+  for (size_t d = 0; d < n; ++d)
+    dims.push_back(elems[1 + 2 * n + d].value.i);
+  return dims;
+}
+
+bool ParamSpec::nan_padding() const {
+  return elems.back().value.b;
+}
+
 std::string ParamSpec::type_str() const {
+  if (is_descriptor) {
+    std::string s = "tensordesc<" + std::string(dtype_name(dtype)) + "[";
+    const std::vector<int64_t> dims = block_shape();
+    for (size_t d = 0; d < dims.size(); ++d)
+      s += (d ? ", " : "") + std::to_string(dims[d]);
+    return s + "]" + (nan_padding() ? ",nan>" : ">");
+  }
   if (is_constexpr)
     return "constexpr";
   // Triton spells a bool scalar u1 (a pointer to bools is *i1).
@@ -98,6 +117,8 @@ std::string ParamSpec::type_str() const {
 }
 
 std::string ParamSpec::str() const {
+  if (is_descriptor)
+    return type_str();
   if (is_tuple) {
     std::string s = "(";
     for (size_t i = 0; i < elems.size(); ++i)

@@ -18,9 +18,18 @@ struct ParamSpec {
   bool is_const = false;      ///< `*k` pointer
   bool divisible16 = false;   ///< the `D` attribute
   bool is_tuple = false;      ///< a tuple argument: `elems` specialize its elements
+  /// A host tensor descriptor (also is_tuple): `elems` are its base pointer,
+  /// shape and strides (i64; the last stride the constant 1), block dims
+  /// and padding (true: NaN) as constants; `dtype` is the base's.
+  bool is_descriptor = false;
   std::vector<ParamSpec> elems;
 
-  /// Triton's spelling: "*fp32", "*kfp16", "i32", "fp32", "u1", "constexpr".
+  /// A descriptor's block dims and padding, read from `elems`.
+  std::vector<int64_t> block_shape() const;
+  bool nan_padding() const;
+
+  /// Triton's spelling: "*fp32", "*kfp16", "i32", "fp32", "u1", "constexpr",
+  /// "tensordesc<fp16[64, 64]>" (",nan" before the `>` for NaN padding).
   std::string type_str() const;
   /// The whole specialization as a repr shows it: "*fp32:D", "constexpr=128",
   /// "(i32, constexpr=1, *fp16)".

@@ -18,7 +18,7 @@ compiler::CompileRequest JitFunction::make_request(const Bound &b,
   for (unsigned i = 0; i < params_.size(); ++i)
     req.params.push_back(param_spec(i, *b.args[i]));
   for (unsigned i = 0; i < params_.size(); ++i)
-    if (!req.params[i].is_constexpr && !req.params[i].is_pointer &&
+    if (!req.params[i].is_constexpr && !req.params[i].is_pointer && !req.params[i].is_tuple &&
         (req.params[i].dtype == DType::f16 || req.params[i].dtype == DType::bf16))
       arg_error("scalar parameter '" + params_[i].name + "' of type " +
                 std::string(dtype_name(req.params[i].dtype)) + " is not supported; use fp32");

@@ -54,6 +54,52 @@ Arg runtime_arg(const std::string &param, const std::string &spec) {
   return bad();
 }
 
+/// "tensordesc<fp16[64, 64]>" or "tensordesc<fp32[32, 32],nan>": a
+/// descriptor over a mock aligned tensor (its shape and strides are runtime
+/// values, which do not specialize); nullopt when `spec` is no descriptor.
+std::optional<Arg> descriptor_arg(const std::string &param, const std::string &spec,
+                                  SpecStorage &storage) {
+  constexpr std::string_view head = "tensordesc<";
+  if (spec.rfind(head, 0) != 0)
+    return std::nullopt;
+  auto bad = [&]() -> Arg {
+    throw ArgumentError("parameter '" + param + "': '" + spec +
+                        "' is not a descriptor type; write tensordesc<fp16[64, 64]> (or "
+                        "tensordesc<fp32[32, 32],nan> for NaN padding)");
+  };
+  const size_t lb = spec.find('['), rb = spec.find(']');
+  if (lb == std::string::npos || rb == std::string::npos || rb < lb || spec.back() != '>')
+    return bad();
+  const std::optional<DType> dt = parse_dtype(spec.substr(head.size(), lb - head.size()));
+  std::string rest = spec.substr(rb + 1, spec.size() - rb - 2);
+  std::erase(rest, ' ');
+  if (!dt || (rest != "" && rest != ",nan"))
+    return bad();
+  std::vector<int64_t> block;
+  for (size_t at = lb + 1; at < rb;) {
+    while (at < rb && spec[at] == ' ')
+      ++at;
+    int64_t d = 0;
+    const auto [end, ec] = std::from_chars(spec.data() + at, spec.data() + rb, d);
+    if (ec != std::errc())
+      return bad();
+    block.push_back(d);
+    at = static_cast<size_t>(end - spec.data());
+    while (at < rb && spec[at] == ' ')
+      ++at;
+    if (at < rb && spec[at++] != ',')
+      return bad();
+  }
+  // Any shape does: 64 elements of any dtype keep every stride 16-byte aligned.
+  std::vector<int64_t> shape(block.size(), 64), strides(block.size(), 1);
+  for (size_t d = block.size() - 1; d-- > 0;)
+    strides[d] = strides[d + 1] * 64;
+  const TensorDescriptor &desc = storage.descriptors.emplace_back(
+      Tensor(kAligned, *dt), shape, strides, block,
+      rest.empty() ? TensorDescriptor::Padding::zero : TensorDescriptor::Padding::nan);
+  return Arg(desc);
+}
+
 } // namespace
 
 namespace {
@@ -68,6 +114,8 @@ Arg spec_arg(const JitFunction &fn, const std::string &param, bool constexpr_par
       return Arg(storage.functions.emplace_back(std::move(callee)));
     if (std::optional<DType> t = parse_language_dtype(s))
       return Arg(*t);
+    if (std::optional<Arg> d = descriptor_arg(param, s, storage))
+      return *d;
     // A constexpr that names no function is a string constexpr (`"ACT": "relu"`).
     if (constexpr_param)
       return Arg(storage.strings.emplace_back(s).c_str());
@@ -131,6 +179,8 @@ void append_option_args(const nlohmann::json &options, SpecStorage &storage,
 }
 
 nlohmann::json spec_json(const compiler::ParamSpec &s) {
+  if (s.is_descriptor)
+    return s.type_str();
   if (s.is_tuple) {
     nlohmann::json elems = nlohmann::json::array();
     for (const compiler::ParamSpec &e : s.elems)

@@ -4,7 +4,8 @@
 // A spec is "*fp32:D", "*kfp16", "i32", "i32:D", "i64", "u64", "fp32", "u1"
 // for runtime parameters, or a JSON value (number, bool, null, a function
 // name) for constexprs and for an integer specialized as 1; a tuple
-// parameter is a JSON array of specs (nested as the tuple is).
+// parameter is a JSON array of specs (nested as the tuple is); a host tensor
+// descriptor is "tensordesc<fp16[64, 64]>" (",nan" before the `>` for NaN padding).
 #pragma once
 
 #include <deque>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/arg.hpp"
+#include "kiln/tensor_descriptor.hpp"
 #include "runtime/loaded_kernel.hpp"
 
 namespace kiln::runtime {
@@ -26,6 +28,7 @@ struct SpecStorage {
   std::deque<std::string> strings;
   std::deque<Kernel> functions;
   std::deque<std::vector<Arg>> tuples;
+  std::deque<TensorDescriptor> descriptors;
 };
 
 /// Arguments that specialize exactly as `spec` says, by name. Pointers are

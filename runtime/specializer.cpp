@@ -18,7 +18,15 @@ uint64_t string_word(const char *s) {
 
 namespace {
 
-enum Tag : uint64_t { kPtr = 1, kInt = 2, kFloat = 3, kBool = 4, kConst = 5, kTuple = 6 };
+enum Tag : uint64_t {
+  kPtr = 1,
+  kInt = 2,
+  kFloat = 3,
+  kBool = 4,
+  kConst = 5,
+  kTuple = 6,
+  kDescriptor = 7
+};
 
 bool fits_i32(int64_t v) {
   return v >= INT32_MIN && v <= INT32_MAX;
@@ -32,6 +40,38 @@ void push_options(const Options &o, SpecKey &key) {
   key.push(uint64_t(o.enable_fp_fusion) | uint64_t(o.debug) << 1);
 }
 
+ParamSpec constant(ConstValue v) {
+  ParamSpec s;
+  s.is_constexpr = true;
+  s.value = v;
+  return s;
+}
+
+/// A host descriptor's parts (Arg::descriptor's layout) as one parameter:
+/// the shape and strides are runtime values, not specialized (as in Triton);
+/// the base's alignment and the last stride of 1 are what TensorDescriptor
+/// guarantees; the block dims and padding are part of the type.
+ParamSpec descriptor_spec(const Arg &a) {
+  const std::span<const Arg> parts = a.as_tuple();
+  const size_t n = (parts.size() - 2) / 3;
+  ParamSpec s;
+  s.is_tuple = s.is_descriptor = true;
+  s.dtype = parts[0].dtype();
+  ParamSpec base;
+  base.is_pointer = true;
+  base.dtype = s.dtype;
+  base.divisible16 = true;
+  s.elems.push_back(base);
+  ParamSpec i64;
+  i64.dtype = DType::i64;
+  s.elems.insert(s.elems.end(), 2 * n - 1, i64);
+  s.elems.push_back(constant(ConstValue::of_int(1)));
+  for (size_t d = 0; d < n; ++d)
+    s.elems.push_back(constant(ConstValue::of_int(parts[1 + 2 * n + d].as_int())));
+  s.elems.push_back(constant(ConstValue::of_bool(parts.back().as_bool())));
+  return s;
+}
+
 } // namespace
 
 // ---- specialization ----
@@ -41,6 +81,12 @@ ParamSpec JitFunction::param_spec(unsigned i, const Arg &a) const {
 }
 
 ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const {
+  if (a.is_descriptor()) {
+    if (p.is_constexpr)
+      arg_error("parameter '" + p.name +
+                "' is tl.constexpr; a tensor descriptor is a runtime argument");
+    return descriptor_spec(a);
+  }
   ParamSpec s;
   if (a.kind() == Arg::Kind::Tuple) {
     // Triton specializes a tuple's elements one by one, each as it would a
@@ -156,6 +202,15 @@ void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &
     const bool align = !p.do_not_specialize && !p.do_not_specialize_on_alignment;
     const bool d16 = align && reinterpret_cast<uintptr_t>(a.as_pointer()) % 16 == 0;
     key.push(kPtr | uint64_t(a.dtype()) << 8 | uint64_t(d16) << 16 | uint64_t(p.is_const) << 17);
+    return;
+  }
+  if (a.is_descriptor()) {
+    const std::span<const Arg> parts = a.as_tuple();
+    const size_t n = (parts.size() - 2) / 3;
+    key.push(kDescriptor | uint64_t(parts[0].dtype()) << 8 | uint64_t(n) << 16 |
+             uint64_t(parts.back().as_bool()) << 20);
+    for (size_t d = 0; d < n; ++d)
+      key.push(static_cast<uint64_t>(parts[1 + 2 * n + d].as_int()));
     return;
   }
   if (a.kind() == Arg::Kind::Tuple) {

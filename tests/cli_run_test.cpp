@@ -214,6 +214,52 @@ TEST_CASE("cli run: tuple arguments, nested constexpr tuples and --out of a tupl
   }
 }
 
+TEST_CASE(
+    "cli run: tensordesc(...) values are host tensor descriptors; --out writes their tensor") {
+  const TempDir dir;
+  const std::string file = dir.file("desc.py"), x = dir.file("x.npy"), y = dir.file("y.npy");
+  std::ofstream(file) << "import triton\n"
+                         "import triton.language as tl\n\n\n"
+                         "@triton.jit\n"
+                         "def shift(x_desc, y_desc, BLOCK: tl.constexpr):\n"
+                         "    off = tl.program_id(0) * BLOCK\n"
+                         "    y_desc.store([off], x_desc.load([off]) + 1.0)\n";
+  kiln::cli::write_npy(x, sample_vector(100, 0.5f));
+  const CliRun r =
+      kiln_run({file, "shift", "--grid", "4", "x_desc=tensordesc(@" + x + ", [32], nan)",
+                "y_desc=tensordesc(zeros:100:f32, (32,))", "BLOCK=32", "--out", "y_desc=" + y});
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "x_desc: tensordesc<fp32[32],nan>, y_desc: tensordesc<fp32[32]>"));
+  const HostTensor out = kiln::cli::read_npy(y), in = sample_vector(100, 0.5f);
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < 100; ++i)
+    wrong +=
+        static_cast<const float *>(out.data())[i] != static_cast<const float *>(in.data())[i] + 1;
+  CHECK(wrong == 0);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"tensordesc(@" + x + ")", "is not a tensor, a block shape"},
+      {"tensordesc(@" + x + ", 32)", "no block shape in brackets"},
+      {"tensordesc(@" + x + ", [3x])", "not an integer"},
+      {"tensordesc(7, [32])", "does not start with a tensor"},
+      {"tensordesc(@" + x + ", [32], inf)", "optional padding"},
+      {"tensordesc(@" + x + ", [32]", "unbalanced"},
+  };
+  for (const auto &[value, why] : bad) {
+    CAPTURE(value);
+    const CliRun e = kiln_run({file, "shift", "--grid", "4", "x_desc=" + value,
+                               "y_desc=tensordesc(zeros:100:f32, [32])", "BLOCK=32"});
+    CHECK(e.status == 2);
+    CHECK(contains(e.first_line(), why));
+  }
+  // What TensorDescriptor refuses (a block dim that is no power of two) is the runtime's error.
+  const CliRun e = kiln_run({file, "shift", "--grid", "4", "x_desc=tensordesc(@" + x + ", [24])",
+                             "y_desc=tensordesc(zeros:100:f32, [32])", "BLOCK=32"});
+  CHECK(e.status != 0);
+  CHECK(contains(e.first_line(), "powers of two"));
+}
+
 TEST_CASE("cli run: a --grid that reads the arguments is evaluated at the launch") {
   const VectorAddRun run;
   std::vector<std::string> a = run.args();

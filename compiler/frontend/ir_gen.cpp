@@ -115,7 +115,8 @@ void IrGen::generate_kernel(const std::vector<compiler::ParamSpec> &params) {
           std::vector<Val> elems;
           for (size_t e = 0; e < s.elems.size(); ++e)
             elems.push_back(param_value(s.elems[e], name + "." + std::to_string(e)));
-          return Val::tuple(std::move(elems));
+          return s.is_descriptor ? host_descriptor(*this, std::move(elems))
+                                 : Val::tuple(std::move(elems));
         }
         if (s.is_constexpr)
           return Val::constant(s.value);

@@ -9,9 +9,9 @@
 //
 // Both are tuples tagged by Val::name, so that loops carry them like any
 // tuple (ir_gen_carry.cpp): (base, shape, strides, offsets, block_shape,
-// order) for a block pointer, (base, shape, strides, block_shape) for a
-// descriptor; shape and strides are i64 tensors, offsets i32, block_shape
-// and order constants.
+// order) for a block pointer, (base, shape, strides, block_shape, padding)
+// for a descriptor (padding: the `other` of its loads); shape and strides are i64 tensors, offsets
+// i32, block_shape and order constants.
 #include <limits>
 #include <string>
 #include <vector>
@@ -27,7 +27,7 @@ namespace {
 constexpr const char *kBlockPtr = "tl.block_ptr";
 constexpr const char *kDescriptor = "tl.tensor_descriptor";
 enum BlockPtrField { kBase, kShape, kStrides, kOffsets, kBlockShape, kOrder };
-enum DescriptorField { kDescBase, kDescShape, kDescStrides, kDescBlockShape };
+enum DescriptorField { kDescBase, kDescShape, kDescStrides, kDescBlockShape, kDescPadding };
 
 std::vector<Val> elems_of(IrGen &g, const Val &v, const std::string &what) {
   if (v.kind == Val::Kind::Tuple)
@@ -202,24 +202,22 @@ Val tl_make_tensor_descriptor(IrGen &g, CallArgs &a) {
   const Val block = const_ints(g, required(g, a, 3, "block_shape", fn),
                                "tl.make_tensor_descriptor's block_shape");
   g.const_shape(block, "tl.make_tensor_descriptor's block_shape");
-  if (const Val *p = optional_arg(a, 4, "padding_option"))
-    padding(g, p, Type::scalar(base->type.elem));
   const size_t rank = block.elems.size();
   return tagged({Val::tensor(base),
                  scalars(g, required(g, a, 1, "shape", fn), rank, DType::i64,
                          "tl.make_tensor_descriptor's shape"),
                  scalars(g, required(g, a, 2, "strides", fn), rank, DType::i64,
                          "tl.make_tensor_descriptor's strides"),
-                 block},
+                 block,
+                 padding(g, optional_arg(a, 4, "padding_option"), Type::scalar(base->type.elem))},
                 kDescriptor);
 }
 
 const Val &descriptor_arg(IrGen &g, CallArgs &a, const char *fn) {
   const Val &d = required(g, a, 0, "desc", fn);
   if (d.kind != Val::Kind::Tuple || d.name != kDescriptor)
-    g.fail(std::string(fn) +
-           " needs a tensor descriptor made by tl.make_tensor_descriptor (descriptors passed "
-           "in as kernel arguments are not supported by kiln yet)");
+    g.fail(std::string(fn) + " needs a tensor descriptor (tl.make_tensor_descriptor, or a "
+                             "TensorDescriptor passed in)");
   return d;
 }
 
@@ -235,7 +233,8 @@ std::pair<ir::Value *, ir::Value *> descriptor_access(IrGen &g, CallArgs &a, con
 
 Val tl_load_tensor_descriptor(IrGen &g, CallArgs &a) {
   auto [ptrs, mask] = descriptor_access(g, a, "tensor descriptor load");
-  return masked_load(g, ptrs, mask, Val::constant(ConstValue::of_int(0)));
+  return masked_load(g, ptrs, mask,
+                     required(g, a, 0, "desc", "tensor descriptor load").elems[kDescPadding]);
 }
 
 Val tl_store_tensor_descriptor(IrGen &g, CallArgs &a) {
@@ -244,6 +243,20 @@ Val tl_store_tensor_descriptor(IrGen &g, CallArgs &a) {
 }
 
 } // namespace
+
+Val host_descriptor(IrGen &g, std::vector<Val> parts) {
+  const size_t n = (parts.size() - 2) / 3;
+  auto run = [&](size_t from) {
+    return scalars(g, Val::tuple({parts.begin() + from, parts.begin() + from + n}), n, DType::i64,
+                   "a tensor descriptor's shape");
+  };
+  const Val shape = run(1), strides = run(1 + n);
+  const Val block = Val::tuple({parts.begin() + 1 + 2 * n, parts.begin() + 1 + 3 * n});
+  ir::Value *base = parts[0].v;
+  const Val pad = Val::constant(ConstValue::of_str(parts.back().c.b ? "nan" : "zero"));
+  return tagged({parts[0], shape, strides, block, padding(g, &pad, Type::scalar(base->type.elem))},
+                kDescriptor);
+}
 
 bool is_block_ptr(const Val &v) {
   return v.kind == Val::Kind::Tuple && v.name == kBlockPtr;
@@ -281,6 +294,10 @@ Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr) {
           attr == "load" ? "tl.load_tensor_descriptor" : "tl.store_tensor_descriptor", base);
     if (attr == "block_shape")
       return base.elems[kDescBlockShape];
+    if (attr == "shape")
+      return base.elems[kDescShape];
+    if (attr == "strides")
+      return base.elems[kDescStrides];
     if (attr == "dtype")
       return Val::dtype(Type::scalar(base.elems[kDescBase].v->type.elem));
   }

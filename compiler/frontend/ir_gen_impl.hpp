@@ -234,6 +234,11 @@ private:
 /// An attribute of a tagged tuple: desc.load, desc.block_shape (ir_gen_block_ptr.cpp).
 Val tagged_tuple_attribute(IrGen &g, const Val &base, const std::string &attr);
 
+/// A tensor descriptor passed in as a kernel argument, from its parts (the
+/// layout of compiler::ParamSpec::is_descriptor): the same value
+/// tl.make_tensor_descriptor gives (ir_gen_block_ptr.cpp).
+Val host_descriptor(IrGen &g, std::vector<Val> parts);
+
 /// Python's value semantics for operators on two constants.
 ConstValue fold_binary(Op op, const ConstValue &a, const ConstValue &b, const SourceFile &src, Loc loc);
 

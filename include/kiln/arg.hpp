@@ -81,6 +81,16 @@ public:
     return a;
   }
 
+  /// A host tensor descriptor's parts (kiln::TensorDescriptor makes them):
+  /// base, shape..., strides..., block_shape..., padding (true: NaN). A
+  /// tuple to the argument packer, one descriptor to the specializer.
+  static Arg descriptor(std::span<const Arg> parts) {
+    Arg a = tuple(parts);
+    a.count_ |= kDescriptorMark;
+    return a;
+  }
+  bool is_descriptor() const { return kind_ == Kind::Tuple && (count_ & kDescriptorMark); }
+
   /// A pointer argument known only by its element type, for warmup (Triton's
   /// MockTensor): it specializes as an aligned pointer and is never launched.
   static Arg mock(DType t) {
@@ -107,12 +117,15 @@ public:
   /// Pointer: the bytes of the tensor it came from (a Tensor with a shape),
   /// which debug launches check accesses against; -1 when unknown.
   int64_t extent() const { return extent_; }
-  std::span<const Arg> as_tuple() const { return {u_.elems, count_}; }
+  std::span<const Arg> as_tuple() const {
+    return {u_.elems, static_cast<size_t>(count_ & ~kDescriptorMark)};
+  }
 
 private:
   friend Arg arg(const char *name, Arg value);
 
-  static constexpr uint16_t kMockMark = 1; ///< in count_ of a Pointer: Arg::mock
+  static constexpr uint16_t kMockMark = 1;            ///< in count_ of a Pointer: Arg::mock
+  static constexpr uint16_t kDescriptorMark = 0x8000; ///< in count_ of a Tuple: Arg::descriptor
   Kind kind_ = Kind::None;
   DType dtype_ = DType::i64;
   uint16_t count_ = 0; ///< Tuple: the number of elements

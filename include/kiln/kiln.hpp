@@ -17,4 +17,5 @@
 #include "kiln/module.hpp"
 #include "kiln/options.hpp"
 #include "kiln/tensor.hpp"
+#include "kiln/tensor_descriptor.hpp"
 #include "kiln/version.hpp"

@@ -30,9 +30,9 @@ std::vector<std::string> split_tuple(std::string_view text) {
       e.erase(e.find_last_not_of(' ') + 1);
       parts.push_back(std::move(e));
       start = i + 1;
-    } else if (inner[i] == '(') {
+    } else if (inner[i] == '(' || inner[i] == '[') { // a block shape [16, 32] is one element
       ++depth;
-    } else if (inner[i] == ')' && --depth < 0) {
+    } else if ((inner[i] == ')' || inner[i] == ']') && --depth < 0) {
       break;
     }
   }

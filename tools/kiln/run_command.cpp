@@ -27,6 +27,7 @@
 #include "kiln/error.hpp"
 #include "kiln/kernel.hpp"
 #include "kiln/module.hpp"
+#include "kiln/tensor_descriptor.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/grid_expr.hpp"
 #include "tools/kiln/npy.hpp"
@@ -200,6 +201,13 @@ public:
     return Arg(t.device);
   }
   Arg tuple(std::vector<Arg> elems) { return Arg::tuple(tuples_.emplace_back(std::move(elems))); }
+  /// A descriptor over the tensor staged as `name` (its --out name).
+  Arg descriptor(const std::string &name, const DescriptorValue &d, TensorStaging &staging) {
+    tensor(name, make_host_tensor(d.tensor), staging);
+    return Arg(descriptors_.emplace_back(TensorDescriptor::from_tensor(
+        tensors_.back().device, d.block_shape,
+        d.nan_padding ? TensorDescriptor::Padding::nan : TensorDescriptor::Padding::zero)));
+  }
 
   std::span<const Arg> args() const { return args_; }
   std::deque<StagedTensor> &tensors() { return tensors_; }
@@ -220,6 +228,7 @@ private:
   std::deque<Kernel> functions_;
   std::deque<StagedTensor> tensors_;
   std::deque<std::vector<Arg>> tuples_;
+  std::deque<TensorDescriptor> descriptors_;
   std::vector<Arg> args_;
 };
 
@@ -455,7 +464,8 @@ std::vector<ArgValue> classify_all(const CheckedWords &w, const Module &module, 
               : nullptr;
       at = next;
     }
-    if (!v || !std::holds_alternative<TensorSpec>(*v))
+    if (!v ||
+        !(std::holds_alternative<TensorSpec>(*v) || std::holds_alternative<DescriptorValue>(*v)))
       throw UsageError("--out " + out.name + ": " + in_quotes(out.name) +
                        " is not a tensor argument (its value " + in_quotes(it->value) +
                        " is not, or has no element that is, @file.npy, zeros:SHAPE:DTYPE or "
@@ -476,6 +486,7 @@ Arg bind_value(LaunchArgs &args, const std::string &name, const ArgValue &value,
           [&](const TensorSpec &s) { return args.tensor(name, make_host_tensor(s), staging); },
           [&](const FunctionRef &f) { return args.function(module.kernel(f.name)); },
           [&](const StringValue &s) { return Arg(args.keep(s.text)); },
+          [&](const DescriptorValue &d) { return args.descriptor(name, d, staging); },
           [&](const TupleValue &t) {
             std::vector<Arg> elems;
             for (std::size_t i = 0; i < t.elems.size(); ++i)
@@ -558,6 +569,10 @@ constexpr const char *kValueHelp = R"(VALUE is, in this order:
   zeros:1000x64:f32, empty:N:f16 a new tensor; dtypes f16 bf16 f32 f64 i8 i16
                                  i32 i64 u8 u16 u32 u64 i1
   relu                           a jit function of FILE (a constexpr the kernel calls)
+  (4, @x.npy)                    a tuple of values
+  tensordesc(@a.npy, [64, 32])   a tensor descriptor over a tensor VALUE with
+                                 that block shape; tensordesc(T, [64, 32], nan)
+                                 reads NaN outside the tensor
 Parameters not given take their defaults.)";
 
 } // namespace
@@ -604,8 +619,50 @@ Assignment parse_assignment(std::string_view text, std::string_view what, bool e
   return a;
 }
 
+namespace {
+
+/// tensordesc(TENSOR, [B0, ...]) or tensordesc(TENSOR, [B0, ...], nan).
+DescriptorValue descriptor_value(std::string_view name, std::string_view value) {
+  const auto bad = [&](const std::string &why) {
+    return UsageError(
+        "argument " + in_quotes(name) + ": " + in_quotes(value) + " " + why +
+        "; write tensordesc(@a.npy, [64, 32]) or tensordesc(zeros:128x64:f16, [64, 32], nan)");
+  };
+  const std::vector<std::string> parts =
+      split_tuple(value.substr(std::string_view("tensordesc").size()));
+  if (parts.size() < 2 || parts.size() > 3 ||
+      (parts.size() == 3 && parts[2] != "nan" && parts[2] != "zero"))
+    throw bad("is not a tensor, a block shape and an optional padding");
+  DescriptorValue d;
+  d.nan_padding = parts.size() == 3 && parts[2] == "nan";
+  try {
+    std::optional<TensorSpec> t = parse_tensor_spec(parts[0]);
+    if (!t)
+      throw bad("does not start with a tensor (@file.npy, zeros:SHAPE:DTYPE, empty:SHAPE:DTYPE)");
+    d.tensor = *std::move(t);
+  } catch (const ArgumentError &e) {
+    throw UsageError("argument " + in_quotes(name) + ": " + e.what());
+  }
+  const std::string &block = parts[1];
+  if (block.size() < 2 || !((block.front() == '[' && block.back() == ']') ||
+                            (block.front() == '(' && block.back() == ')')))
+    throw bad("has no block shape in brackets");
+  for (const std::string &b : split_tuple("(" + block.substr(1, block.size() - 2) + ")")) {
+    int64_t v = 0;
+    const auto [p, ec] = std::from_chars(b.data(), b.data() + b.size(), v);
+    if (ec != std::errc() || p != b.data() + b.size())
+      throw bad("has a block dim " + in_quotes(b) + " that is not an integer");
+    d.block_shape.push_back(v);
+  }
+  return d;
+}
+
+} // namespace
+
 ArgValue classify_value(std::string_view name, std::string_view value,
                         std::span<const std::string> function_names, bool constexpr_param) {
+  if (value.starts_with("tensordesc("))
+    return descriptor_value(name, value);
   if (value.starts_with('(')) {
     TupleValue t;
     const std::vector<std::string> parts = split_tuple(value);

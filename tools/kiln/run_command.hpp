@@ -64,6 +64,16 @@ struct StringValue {
 
 struct TupleValue;
 
+/// `tensordesc(TENSOR, [B0, B1, ...])`, `..., nan)` for NaN padding: a host
+/// tensor descriptor (Triton's TensorDescriptor.from_tensor) over a tensor
+/// VALUE, which `--out NAME=` writes back.
+struct DescriptorValue {
+  TensorSpec tensor;
+  std::vector<int64_t> block_shape;
+  bool nan_padding = false;
+  friend bool operator==(const DescriptorValue &, const DescriptorValue &) = default;
+};
+
 /// What a VALUE of the command line is, in the order they are tried:
 /// true/false (also True/False) a bool; an integer literal (decimal or 0x
 /// hex, optionally signed) an int64, or a uint64 above INT64_MAX; a float
@@ -71,9 +81,10 @@ struct TupleValue;
 /// tensor spec (@file.npy[:bf16], zeros:SHAPE:DT, empty:SHAPE:DT); the name
 /// of a jit function among `function_names`; `tl.float16` a dtype; for a
 /// constexpr parameter, any other word a string; "(4, @x.npy, (1, 2))" a
-/// tuple of values (Triton specializes each element).
+/// tuple of values (Triton specializes each element); "tensordesc(...)" a
+/// tensor descriptor.
 using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef, StringValue,
-                              DType, TupleValue>;
+                              DType, TupleValue, DescriptorValue>;
 
 /// A tuple VALUE; its tensors are named `NAME.i` (`--out ptrs.1=out.npy`).
 struct TupleValue {
