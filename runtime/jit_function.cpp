@@ -14,6 +14,7 @@
 #include "kiln/async.hpp"
 #include "kiln/error.hpp"
 #include "runtime/arg_packer.hpp"
+#include "runtime/autotune_spec.hpp"
 #include "runtime/autotuner.hpp"
 #include "runtime/compile_job.hpp"
 #include "runtime/context.hpp"
@@ -43,9 +44,59 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
     defaults_.push_back(p.default_value ? arg_from_const(*p.default_value) : std::nullopt);
   }
   default_debug_ = Context::get().knobs().debug;
-  if (info.autotune && !info.autotune->configs.empty())
-    autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name,
-                                             [this] { return cache_key(); });
+  if (info.autotune)
+    autotune_ = &*info.autotune;
+  make_autotuner();
+}
+
+void JitFunction::make_autotuner() {
+  autotuner_.reset();
+  if (autotune_ && !autotune_->configs.empty())
+    autotuner_ = std::make_unique<Autotuner>(*autotune_, params_, info_.name,
+                                             [this] { return cache_key(); }, callbacks_);
+  tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
+}
+
+void JitFunction::set_autotune(const AutotuneSpec &spec) {
+  frontend::AutotuneInfo info = frontend_info(spec, info_.name, params_);
+  info.loc = info_.autotune ? info_.autotune->loc : frontend::Loc{};
+  own_autotune_ = std::move(info);
+  autotune_ = &*own_autotune_;
+  make_autotuner();
+}
+
+void JitFunction::set_autotune_callbacks(AutotuneCallbacks callbacks) {
+  if (callbacks.perf_model && callbacks.top_k == 0)
+    throw ArgumentError(info_.name + ": AutotuneCallbacks::top_k must be at least 1 with a perf_model");
+  callbacks_ = std::move(callbacks);
+  tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
+}
+
+std::vector<LaunchResult> JitFunction::warmup(std::span<const Arg> args) {
+  LaunchSpec spec;
+  spec.warmup = true;
+  if (autotuner_ && autotuner_->enabled()) {
+    Bound b;
+    b.spec = &spec;
+    bind(args, b);
+    if (b.untuned) {
+      std::vector<LaunchResult> results;
+      std::exception_ptr first_error;
+      for (size_t c : autotuner_->candidates(b.args)) {
+        try {
+          results.push_back(run(autotuner_->config_args(args, c), spec));
+        } catch (const Error &) {
+          // A config that does not compile is skipped, as tuning skips it.
+          if (!first_error)
+            first_error = std::current_exception();
+        }
+      }
+      if (results.empty())
+        std::rethrow_exception(first_error);
+      return results;
+    }
+  }
+  return {run(args, spec)};
 }
 
 JitFunction::~JitFunction() = default;
@@ -361,8 +412,31 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     asm volatile("" : : "r"(ptrs) : "memory");
     return result;
   }
-  call_driver(dc, *k, b, grid, ptrs, spec, source);
+  if (tune_hooks_) [[unlikely]]
+    call_driver_hooked(dc, *k, b, grid, ptrs, spec, source);
+  else
+    call_driver(dc, *k, b, grid, ptrs, spec, source);
   return result;
+}
+
+void JitFunction::call_driver_hooked(DeviceCache &dc, const LoadedKernel &k, const Bound &b,
+                                     Grid grid, void **ptrs, const LaunchSpec &spec,
+                                     BinarySource source) const {
+  Arg values[kMaxParams];
+  for (unsigned i = 0; i < params_.size(); ++i)
+    values[i] = *b.args[i];
+  const BoundArgs bound(params_, std::span<const Arg>(values, params_.size()));
+  if (callbacks_.pre_hook)
+    callbacks_.pre_hook(bound);
+  try {
+    call_driver(dc, k, b, grid, ptrs, spec, source);
+  } catch (...) {
+    if (callbacks_.post_hook)
+      callbacks_.post_hook(bound, std::current_exception());
+    throw;
+  }
+  if (callbacks_.post_hook)
+    callbacks_.post_hook(bound, nullptr);
 }
 
 } // namespace kiln::runtime
