@@ -139,7 +139,7 @@ std::optional<size_t> Autotuner::stored(const Arg *const *bound) {
   if (!hit)
     return std::nullopt;
   if (Context::get().knobs().print_autotuning)
-    std::cerr << "kiln autotune: " << name_ << " [" << key_text(bound) << "] warmup from the "
+    std::cerr << "kiln autotune: " << name_ << " [" << key_text(bound) << "] from the "
               << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[hit->config] << "\n";
   return remember(std::move(key), hit->config);
 }
@@ -166,8 +166,10 @@ size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, con
   }
   if (!best) {
     TuningRecord record;
+    // The pruning callbacks' errors are the caller's: not caught below.
+    const std::vector<size_t> timed = candidates(bound);
     try {
-      best = tune(args, bound, launch, text, record.ms);
+      best = tune(args, bound, launch, text, timed, record.ms);
       record.config = *best;
       record.config_text = config_texts_[*best];
       record.key_text = text;
@@ -277,13 +279,13 @@ void Autotuner::note_ignored_callables() const {
 }
 
 size_t Autotuner::tune(std::span<const Arg> args, const Arg *const *bound, const Launch &launch,
-                       const std::string &key_text, std::vector<double> &ms) {
+                       const std::string &key_text, const std::vector<size_t> &timed,
+                       std::vector<double> &ms) {
   note_ignored_callables();
   // Checked first: a buffer kiln cannot reset is an error before any compile.
   const TuningBuffers buffers(info_.reset_to_zero, info_.restore_value, params_, bound,
                               current_device(), name_);
   const size_t n = info_.configs.size();
-  const std::vector<size_t> timed = candidates(bound);
   std::vector<std::vector<Arg>> config_args_of(n);
   for (size_t c : timed)
     config_args_of[c] = config_args(args, c);

@@ -61,8 +61,10 @@ private:
   std::string key_text(const Arg *const *bound) const;
   /// The tuning cache of this process's knobs (disk, then remote levels).
   static TuningCache tuning_cache();
+  /// Compiles and times the configs `timed`; `ms` gets every config's time.
   size_t tune(std::span<const Arg> args, const Arg *const *bound, const Launch &launch,
-              const std::string &key_text, std::vector<double> &ms);
+              const std::string &key_text, const std::vector<size_t> &timed,
+              std::vector<double> &ms);
   /// What names a tuning in the disk cache: source, configs, key, device.
   std::string tuning_identity(const std::vector<uint64_t> &key) const;
   /// Under KILN_PRINT_AUTOTUNING: the file's Python callables that no C++

@@ -23,25 +23,26 @@ struct Config {
   /// Meta-parameter values by name, in the order written. A value kiln
   /// cannot pass as an argument (a string) is left out of `meta` and named
   /// in `unsupported`.
-  std::vector<std::pair<std::string, Arg>> meta;
-  std::vector<std::string> unsupported;
-  std::optional<int> num_warps, num_stages, num_ctas, maxnreg;
+  std::vector<std::pair<std::string, Arg>> meta{};
+  std::vector<std::string> unsupported{};
+  // Default member initializers: designated initializers may leave any out.
+  std::optional<int> num_warps{}, num_stages{}, num_ctas{}, maxnreg{};
   bool has_pre_hook = false; ///< a Python pre_hook, which kiln does not run (see AutotuneCallbacks)
 };
 
 /// `@triton.autotune(configs=[...], key=[...], ...)`, or what
 /// Kernel::autotune(spec) gives a kernel from C++.
 struct AutotuneSpec {
-  std::vector<Config> configs;
-  std::vector<std::string> key;
-  std::vector<std::string> reset_to_zero;
-  std::vector<std::string> restore_value;
-  std::optional<int> warmup_ms, rep_ms;
+  std::vector<Config> configs{};
+  std::vector<std::string> key{};
+  std::vector<std::string> reset_to_zero{};
+  std::vector<std::string> restore_value{};
+  std::optional<int> warmup_ms{}, rep_ms{};
   /// Arguments that are Python callables (prune_configs_by, pre_hook, ...).
-  std::vector<std::string> callables;
+  std::vector<std::string> callables{};
   /// Why the configs could not be read (built by host code kiln does not
   /// run); "" when `configs` holds them.
-  std::string error;
+  std::string error{};
 };
 
 /// What Triton's autotuner takes as Python callables, as C++ callbacks
