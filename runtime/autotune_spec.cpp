@@ -22,13 +22,20 @@ std::optional<int64_t> widen(const std::optional<int> &v) {
 /// no constexpr can be.
 std::optional<ConstValue> const_of(const Arg &a) {
   switch (a.kind()) {
-  case Arg::Kind::None: return ConstValue::none();
-  case Arg::Kind::Int: return ConstValue::of_int(a.as_int());
-  case Arg::Kind::Float: return ConstValue::of_float(a.as_float());
-  case Arg::Kind::Bool: return ConstValue::of_bool(a.as_bool());
-  case Arg::Kind::Str: return ConstValue::of_str(a.as_str());
-  case Arg::Kind::DType: return ConstValue::of_dtype(a.dtype());
-  default: return std::nullopt;
+  case Arg::Kind::None:
+    return ConstValue::none();
+  case Arg::Kind::Int:
+    return ConstValue::of_int(a.as_int());
+  case Arg::Kind::Float:
+    return ConstValue::of_float(a.as_float());
+  case Arg::Kind::Bool:
+    return ConstValue::of_bool(a.as_bool());
+  case Arg::Kind::Str:
+    return ConstValue::of_str(a.as_str());
+  case Arg::Kind::DType:
+    return ConstValue::of_dtype(a.dtype());
+  default:
+    return std::nullopt;
   }
 }
 
@@ -69,7 +76,8 @@ frontend::AutotuneInfo frontend_info(const AutotuneSpec &spec, const std::string
   auto fail = [&](const std::string &msg) { throw ArgumentError(name + ": autotune: " + msg); };
   auto check_names = [&](const std::vector<std::string> &names, const char *what) {
     for (const std::string &n : names)
-      if (std::none_of(params.begin(), params.end(), [&](const KernelParam &p) { return p.name == n; }))
+      if (std::none_of(params.begin(), params.end(),
+                       [&](const KernelParam &p) { return p.name == n; }))
         fail(std::string(what) + " names '" + n + "', which is not a parameter");
   };
   if (spec.configs.empty())
@@ -87,7 +95,8 @@ frontend::AutotuneInfo frontend_info(const AutotuneSpec &spec, const std::string
       check_names({n}, "a config");
       const std::optional<ConstValue> v = const_of(value);
       if (!v)
-        fail("a config's value of '" + n + "' is not a constant (an int, float, bool, string or dtype)");
+        fail("a config's value of '" + n +
+             "' is not a constant (an int, float, bool, string or dtype)");
       out.kwargs.emplace_back(n, *v);
     }
     out.num_warps = widen(c.num_warps);

@@ -109,7 +109,8 @@ std::vector<uint64_t> Autotuner::tuning_key(const Arg *const *bound) const {
 std::string Autotuner::key_text(const Arg *const *bound) const {
   std::string text;
   for (unsigned i : key_params_)
-    text += (text.empty() ? "" : ", ") + params_[i].name + "=" + (bound[i] ? arg_text(*bound[i]) : "?");
+    text +=
+        (text.empty() ? "" : ", ") + params_[i].name + "=" + (bound[i] ? arg_text(*bound[i]) : "?");
   return text;
 }
 
@@ -140,7 +141,8 @@ std::optional<size_t> Autotuner::stored(const Arg *const *bound) {
     return std::nullopt;
   if (Context::get().knobs().print_autotuning)
     std::cerr << "kiln autotune: " << name_ << " [" << key_text(bound) << "] from the "
-              << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[hit->config] << "\n";
+              << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[hit->config]
+              << "\n";
   return remember(std::move(key), hit->config);
 }
 
@@ -162,7 +164,8 @@ size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, con
     best = hit->config;
     if (knobs.print_autotuning)
       std::cerr << "kiln autotune: " << name_ << " [" << text << "] from the "
-                << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[*best] << "\n";
+                << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[*best]
+                << "\n";
   }
   if (!best) {
     TuningRecord record;
@@ -216,7 +219,8 @@ std::vector<size_t> Autotuner::candidates(const Arg *const *bound) const {
         throw ArgumentError(name_ + ": early_config_prune kept config " + std::to_string(c) +
                             ", but there are only " + std::to_string(n));
       if (seen[c])
-        throw ArgumentError(name_ + ": early_config_prune kept config " + std::to_string(c) + " twice");
+        throw ArgumentError(name_ + ": early_config_prune kept config " + std::to_string(c) +
+                            " twice");
       seen[c] = true;
     }
     if (keep.empty())
@@ -243,7 +247,8 @@ std::vector<Arg> Autotuner::config_args(std::span<const Arg> args, size_t c) con
       continue;
     std::optional<Arg> v = arg_from_const(value);
     if (!v)
-      throw ArgumentError(name_ + ": the autotune config's value of '" + name + "' cannot be passed");
+      throw ArgumentError(name_ + ": the autotune config's value of '" + name +
+                          "' cannot be passed");
     a.push_back(arg(name.c_str(), *v));
   }
   if (cfg.num_warps && !named_arg(args, "num_warps"))
@@ -258,16 +263,15 @@ void Autotuner::note_ignored_callables() const {
     return;
   std::vector<std::string> ignored;
   for (const std::string &c : info_.callables) {
-    const bool covered = (c == "pre_hook" && callbacks_.pre_hook) ||
-                         (c == "post_hook" && callbacks_.post_hook) ||
-                         (c == "prune_configs_by" &&
-                          (callbacks_.early_config_prune || callbacks_.perf_model)) ||
-                         (c == "perf_model" && callbacks_.perf_model);
+    const bool covered =
+        (c == "pre_hook" && callbacks_.pre_hook) || (c == "post_hook" && callbacks_.post_hook) ||
+        (c == "prune_configs_by" && (callbacks_.early_config_prune || callbacks_.perf_model)) ||
+        (c == "perf_model" && callbacks_.perf_model);
     if (!covered)
       ignored.push_back(c);
   }
-  if (!callbacks_.pre_hook &&
-      std::any_of(info_.configs.begin(), info_.configs.end(), [](const auto &c) { return c.has_pre_hook; }))
+  if (!callbacks_.pre_hook && std::any_of(info_.configs.begin(), info_.configs.end(),
+                                          [](const auto &c) { return c.has_pre_hook; }))
     ignored.push_back("triton.Config(pre_hook=...)");
   if (ignored.empty())
     return;
@@ -331,22 +335,23 @@ size_t Autotuner::tune(std::span<const Arg> args, const Arg *const *bound, const
     if (ms[c] < ms[best])
       best = c;
   if (!failed[best].empty())
-    throw RuntimeError(name_ + ": no autotune config compiles; the first one failed with: " +
-                       failed[best]);
+    throw RuntimeError(name_ +
+                       ": no autotune config compiles; the first one failed with: " + failed[best]);
   buffers.before_run(); // the launch that follows starts from zeros, as after Triton's tuning
 
   if (Context::get().knobs().print_autotuning) {
     const double total =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::ostringstream out;
-    out << "kiln autotune: " << name_ << " [" << key_text << "] tuned " << timed.size() << " configs";
+    out << "kiln autotune: " << name_ << " [" << key_text << "] tuned " << timed.size()
+        << " configs";
     if (timed.size() < n)
       out << " (of " << n << "; the others pruned)";
     out << " in " << total << " ms; best: " << config_text(info_.configs[best]) << " (" << ms[best]
         << " ms)\n";
     for (size_t c = 0; c < n; ++c)
       out << "  " << config_text(info_.configs[c]) << ": "
-          << (failed[c].empty() ? std::to_string(ms[c]) + " ms"
+          << (failed[c].empty()       ? std::to_string(ms[c]) + " ms"
               : failed[c] == "pruned" ? "pruned"
                                       : "failed: " + failed[c].substr(0, failed[c].find('\n')))
           << "\n";

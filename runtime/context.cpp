@@ -55,7 +55,7 @@ std::vector<CacheLevel *> Context::cache_levels() {
     try {
       if (!knobs_.cache_dir.empty())
         levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes,
-                                                             knobs_.keep_stages));
+                                                      knobs_.keep_stages));
       if (!knobs_.redis_url.empty()) {
         RedisCache::Config c;
         c.url = RedisUrl::parse(knobs_.redis_url);

@@ -52,8 +52,8 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
 void JitFunction::make_autotuner() {
   autotuner_.reset();
   if (autotune_ && !autotune_->configs.empty())
-    autotuner_ = std::make_unique<Autotuner>(*autotune_, params_, info_.name,
-                                             [this] { return cache_key(); }, callbacks_);
+    autotuner_ = std::make_unique<Autotuner>(
+        *autotune_, params_, info_.name, [this] { return cache_key(); }, callbacks_);
   tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
 }
 
@@ -67,7 +67,8 @@ void JitFunction::set_autotune(const AutotuneSpec &spec) {
 
 void JitFunction::set_autotune_callbacks(AutotuneCallbacks callbacks) {
   if (callbacks.perf_model && callbacks.top_k == 0)
-    throw ArgumentError(info_.name + ": AutotuneCallbacks::top_k must be at least 1 with a perf_model");
+    throw ArgumentError(info_.name +
+                        ": AutotuneCallbacks::top_k must be at least 1 with a perf_model");
   callbacks_ = std::move(callbacks);
   tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
 }

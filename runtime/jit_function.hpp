@@ -165,7 +165,7 @@ private:
   std::optional<frontend::AutotuneInfo> own_autotune_; ///< configs set from C++
   const frontend::AutotuneInfo *autotune_ = nullptr;   ///< the decorator's or own_autotune_
   AutotuneCallbacks callbacks_;
-  bool tune_hooks_ = false; ///< an autotuned kernel with a pre_hook or post_hook
+  bool tune_hooks_ = false;              ///< an autotuned kernel with a pre_hook or post_hook
   bool default_debug_ = false;           ///< KILN_DEBUG
 
   mutable std::once_flag key_once_;

@@ -25,7 +25,9 @@ std::optional<AutotuneSpec> Kernel::autotune() const {
   return runtime::public_spec(*tune);
 }
 
-void Kernel::autotune(const AutotuneSpec &spec) const { fn_->set_autotune(spec); }
+void Kernel::autotune(const AutotuneSpec &spec) const {
+  fn_->set_autotune(spec);
+}
 
 void Kernel::set_autotune_callbacks(AutotuneCallbacks callbacks) const {
   fn_->set_autotune_callbacks(std::move(callbacks));
@@ -52,7 +54,9 @@ LaunchResult Kernel::run(std::span<const Arg> args, const GridFn &grid, Stream s
   return fn_->run(args, spec);
 }
 
-LaunchResult Kernel::warmup(std::span<const Arg> args) const { return fn_->warmup(args).front(); }
+LaunchResult Kernel::warmup(std::span<const Arg> args) const {
+  return fn_->warmup(args).front();
+}
 
 std::vector<LaunchResult> Kernel::warmup_all(std::span<const Arg> args) const {
   return fn_->warmup(args);

@@ -431,8 +431,8 @@ std::vector<std::string> RedisCache::set_command(std::string key, std::string va
   std::vector<std::string> cmd = {"SET", std::move(key), std::move(value)};
   if (config_.ttl.count() > 0) {
     cmd.push_back("PX");
-    cmd.push_back(std::to_string(
-        std::chrono::duration_cast<std::chrono::milliseconds>(config_.ttl).count()));
+    cmd.push_back(
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(config_.ttl).count()));
   }
   return cmd;
 }

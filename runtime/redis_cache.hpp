@@ -13,9 +13,9 @@
 // the binary. With a key set, an entry whose signature does not match is
 // rejected. Records (tuning results) are values of their own key space,
 // "KILNR1", the signature, then the text. Values expire after
-// KILN_REDIS_TTL_S (a fleet's Redis is not an archive); 0 keeps them. A short-lived `SET NX PX` lock per key is the fleet's single
-// flight: one machine compiles, the others wait (up to a bound) for its
-// entry to appear, then compile themselves.
+// KILN_REDIS_TTL_S (a fleet's Redis is not an archive); 0 keeps them. A short-lived `SET NX PX`
+// lock per key is the fleet's single flight: one machine compiles, the others wait (up to a bound)
+// for its entry to appear, then compile themselves.
 #pragma once
 
 #include <atomic>

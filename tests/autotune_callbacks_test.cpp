@@ -61,7 +61,8 @@ struct CompileCounter {
 
 } // namespace
 
-TEST_CASE("autotune from C++: configs given with Kernel::autotune tune a kernel without a decorator") {
+TEST_CASE(
+    "autotune from C++: configs given with Kernel::autotune tune a kernel without a decorator") {
   kiln::Module m = kiln::Module::from_string(kFill, "fill_cpp.py");
   kiln::Kernel k = m.kernel("fill");
   CHECK_FALSE(k.autotune());
@@ -83,10 +84,12 @@ TEST_CASE("autotune from C++: configs given with Kernel::autotune tune a kernel 
 TEST_CASE("autotune from C++: a spec naming no configs or an unknown parameter is refused") {
   kiln::Module m = kiln::Module::from_string(kFill, "fill_bad.py");
   kiln::Kernel k = m.kernel("fill");
-  CHECK_THROWS_WITH_AS(k.autotune(kiln::AutotuneSpec{}), doctest::Contains("no configs"), kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(k.autotune(kiln::AutotuneSpec{}), doctest::Contains("no configs"),
+                       kiln::ArgumentError);
   kiln::AutotuneSpec spec = four_blocks();
   spec.key = {"size"};
-  CHECK_THROWS_WITH_AS(k.autotune(spec), doctest::Contains("the key names 'size', which is not a parameter"),
+  CHECK_THROWS_WITH_AS(k.autotune(spec),
+                       doctest::Contains("the key names 'size', which is not a parameter"),
                        kiln::ArgumentError);
   spec = four_blocks();
   spec.configs[1].meta = {{"BLOCKS", 32}};
@@ -154,7 +157,8 @@ def accumulate(x_ptr, sum_ptr, n, BLOCK: tl.constexpr):
     CHECK(sum[j] == want[j]);
 }
 
-TEST_CASE("autotune callbacks: early_config_prune and perf_model choose what is compiled and timed") {
+TEST_CASE(
+    "autotune callbacks: early_config_prune and perf_model choose what is compiled and timed") {
   kiln::Module m = kiln::Module::from_string(kFill, "fill_prune.py");
   kiln::Kernel k = m.kernel("fill");
   k.autotune(four_blocks());
@@ -185,7 +189,8 @@ TEST_CASE("autotune callbacks: early_config_prune and perf_model choose what is 
   k.set_autotune_callbacks(cb);
   {
     CompileCounter compiles;
-    const kiln::LaunchResult r = k[grid_of](out.data(), 1000); // a new key: prune keeps all, the model one
+    const kiln::LaunchResult r =
+        k[grid_of](out.data(), 1000); // a new key: prune keeps all, the model one
     REQUIRE(r.kernel);
     CHECK(compiles.n == 1);
     CHECK(contains(r.kernel->specialization, "BLOCK: constexpr=128"));
@@ -198,16 +203,19 @@ TEST_CASE("autotune callbacks: early_config_prune and perf_model choose what is 
     return std::vector<size_t>{};
   };
   k.set_autotune_callbacks(cb);
-  CHECK_THROWS_WITH_AS(k[grid_of](out.data(), 500), doctest::Contains("kept no config"), kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(k[grid_of](out.data(), 500), doctest::Contains("kept no config"),
+                       kiln::ArgumentError);
   cb.early_config_prune = [](std::span<const kiln::Config>, const kiln::BoundArgs &) {
     return std::vector<size_t>{7};
   };
   k.set_autotune_callbacks(cb);
-  CHECK_THROWS_WITH_AS(k[grid_of](out.data(), 501), doctest::Contains("kept config 7"), kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(k[grid_of](out.data(), 501), doctest::Contains("kept config 7"),
+                       kiln::ArgumentError);
 }
 
-TEST_CASE("autotune callbacks: a file's Python pre_hook and prune_configs_by do not stop the load or "
-          "the tuning") {
+TEST_CASE(
+    "autotune callbacks: a file's Python pre_hook and prune_configs_by do not stop the load or "
+    "the tuning") {
   kiln::Module m = kiln::Module::from_string(R"(import triton
 import triton.language as tl
 
@@ -236,12 +244,13 @@ def fill(out_ptr, n, BLOCK: tl.constexpr):
     CHECK(out[i] == 2 * i);
 }
 
-TEST_CASE("autotune warmup: every config without a known choice, the choice once the key is tuned") {
+TEST_CASE(
+    "autotune warmup: every config without a known choice, the choice once the key is tuned") {
   kiln::Module m = kiln::Module::from_string(kFill, "fill_warm.py");
   kiln::Kernel k = m.kernel("fill");
   k.autotune(four_blocks());
-  const kiln::Arg mock[] = {kiln::Arg(kiln::Tensor(reinterpret_cast<void *>(4096), kiln::DType::i32)),
-                            kiln::Arg(1000)};
+  const kiln::Arg mock[] = {
+      kiln::Arg(kiln::Tensor(reinterpret_cast<void *>(4096), kiln::DType::i32)), kiln::Arg(1000)};
   {
     CompileCounter compiles;
     const std::vector<kiln::LaunchResult> all = k.warmup_all(mock);

@@ -164,9 +164,11 @@ TEST_CASE("disk cache: under KILN_KEEP_STAGES a hit reads the stage files, check
   // Without the knob only the assembler's log, which launches report.
   const auto lean = plain.get(kKey);
   REQUIRE(lean);
-  CHECK(lean->kernel.stages == std::map<std::string, std::string>{{"cubin_log", "ptxas info: 32 registers"}});
+  CHECK(lean->kernel.stages ==
+        std::map<std::string, std::string>{{"cubin_log", "ptxas info: 32 registers"}});
   // A stage file that does not match its hash is damage: the entry goes.
-  std::ofstream(t.path + "/" + DiskCache::entry_name(kKey) + "/stage.llir", std::ios::app) << " ; edited";
+  std::ofstream(t.path + "/" + DiskCache::entry_name(kKey) + "/stage.llir", std::ios::app)
+      << " ; edited";
   CHECK_FALSE(keeping.get(kKey));
   CHECK_FALSE(entry_exists(keeping, kKey));
 }

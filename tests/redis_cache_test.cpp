@@ -35,15 +35,15 @@
 namespace fs = std::filesystem;
 using kiln::runtime::CachedKernel;
 using kiln::runtime::Knobs;
-using kiln::runtime::TuningCache;
-using kiln::runtime::TuningRecord;
 using kiln::runtime::RedisCache;
 using kiln::runtime::RedisUrl;
+using kiln::runtime::TuningCache;
+using kiln::runtime::TuningRecord;
 using kiln::testing::child_command;
-using kiln::testing::shell_output;
-using kiln::testing::TempDir;
 using kiln::testing::free_port;
 using kiln::testing::RedisServer;
+using kiln::testing::shell_output;
+using kiln::testing::TempDir;
 
 namespace {
 
@@ -374,8 +374,8 @@ TEST_CASE("redis: KILN_REDIS_TTL_S sets the expiry of every value (0: never)") {
   for (const char *ttl : {"0", "120"}) {
     CAPTURE(ttl);
     const TempDir dir;
-    const ChildRun r =
-        run_child(dir.path, std::string("KILN_REDIS_TTL_S=") + ttl + " KILN_REDIS_URL=" + server.url());
+    const ChildRun r = run_child(dir.path, std::string("KILN_REDIS_TTL_S=") + ttl +
+                                               " KILN_REDIS_URL=" + server.url());
     CAPTURE(r.out);
     CHECK(r.correct);
     const std::string keys = server.cli("--scan --pattern 'kiln:v1:*'");
@@ -400,8 +400,10 @@ TEST_CASE("redis: KILN_REDIS_TTL_S sets the expiry of every value (0: never)") {
 TEST_CASE("redis: the deadline knobs reach the cache (a stalled server's warning names them)") {
   FakeServer stalled(FakeServer::Mode::stall);
   const TempDir dir;
-  const ChildRun r = run_child(dir.path, "KILN_REDIS_TIMEOUT_MS=37 KILN_REDIS_CONNECT_TIMEOUT_MS=500 "
-                                         "KILN_REDIS_URL=" + stalled.url());
+  const ChildRun r =
+      run_child(dir.path, "KILN_REDIS_TIMEOUT_MS=37 KILN_REDIS_CONNECT_TIMEOUT_MS=500 "
+                          "KILN_REDIS_URL=" +
+                              stalled.url());
   CAPTURE(r.out);
   CHECK(r.correct);
   CHECK(r.out.find("no reply within 37 ms") != std::string::npos);
@@ -427,11 +429,11 @@ TEST_CASE("redis: the Redis knobs are read, with defaults, and a bad value is a 
     CHECK(k.redis_timeout_ms == 1000);
     CHECK(k.redis_ttl_s == 0);
   }
-  for (const auto &[name, value] : std::vector<std::pair<const char *, const char *>>{
-           {"KILN_REDIS_CONNECT_TIMEOUT_MS", "0"},
-           {"KILN_REDIS_TIMEOUT_MS", "fast"},
-           {"KILN_REDIS_TIMEOUT_MS", "99999999999"},
-           {"KILN_REDIS_TTL_S", "-1"}}) {
+  for (const auto &[name, value] :
+       std::vector<std::pair<const char *, const char *>>{{"KILN_REDIS_CONNECT_TIMEOUT_MS", "0"},
+                                                          {"KILN_REDIS_TIMEOUT_MS", "fast"},
+                                                          {"KILN_REDIS_TIMEOUT_MS", "99999999999"},
+                                                          {"KILN_REDIS_TTL_S", "-1"}}) {
     CAPTURE(name);
     CAPTURE(value);
     const Env e(name, value);

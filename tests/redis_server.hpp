@@ -100,7 +100,8 @@ struct RedisServer {
   std::string cli(const std::string &command) const {
     if (::access("/usr/bin/redis-cli", X_OK) != 0)
       return "";
-    FILE *p = ::popen(("/usr/bin/redis-cli -p " + std::to_string(port) + " " + command).c_str(), "r");
+    FILE *p =
+        ::popen(("/usr/bin/redis-cli -p " + std::to_string(port) + " " + command).c_str(), "r");
     if (!p)
       return "";
     std::string out;

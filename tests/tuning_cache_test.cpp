@@ -168,7 +168,8 @@ TEST_CASE("tuning cache: through Redis, a second machine's cache folder gets the
   const TempDir dir;
   const TunedFile f(dir.path);
   const std::string redis = "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=fleet ";
-  const std::string first = shell_ok(cache_env(dir.path / "a") + redis + "'" KILN_BIN "' tune" + f.words);
+  const std::string first =
+      shell_ok(cache_env(dir.path / "a") + redis + "'" KILN_BIN "' tune" + f.words);
   CAPTURE(first);
   REQUIRE(contains(first, "tuned 4 configs"));
   const std::string run = "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' run" + f.words;
@@ -179,8 +180,8 @@ TEST_CASE("tuning cache: through Redis, a second machine's cache folder gets the
   const std::string third = shell_ok(cache_env(dir.path / "b") + redis + run);
   CAPTURE(third);
   CHECK(contains(third, "[n=100] from the tuning cache: "));
-  const std::string wrong =
-      shell_ok(cache_env(dir.path / "c") + "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=other " + run);
+  const std::string wrong = shell_ok(cache_env(dir.path / "c") + "KILN_REDIS_URL=" + server.url() +
+                                     " KILN_CACHE_HMAC_KEY=other " + run);
   CAPTURE(wrong);
   CHECK(contains(wrong, "tuned 4 configs"));
 }
@@ -188,8 +189,9 @@ TEST_CASE("tuning cache: through Redis, a second machine's cache folder gets the
 TEST_CASE("tuning cache: with Redis down, kiln tune still tunes and stores, with one warning") {
   const TempDir dir;
   const TunedFile f(dir.path);
-  const std::string out = shell_ok(cache_env(dir.path / "cache") + "KILN_REDIS_URL=redis://127.0.0.1:" +
-                                   std::to_string(kiln::testing::free_port()) + " '" KILN_BIN "' tune" + f.words);
+  const std::string out =
+      shell_ok(cache_env(dir.path / "cache") + "KILN_REDIS_URL=redis://127.0.0.1:" +
+               std::to_string(kiln::testing::free_port()) + " '" KILN_BIN "' tune" + f.words);
   CAPTURE(out);
   CHECK(contains(out, "tuned 4 configs"));
   CHECK(count(out, "kiln: warning") == 1);
@@ -201,17 +203,20 @@ TEST_CASE("tuning cache: kiln warmup compiles the stored choice of a tuned kerne
   const TempDir dir;
   const TunedFile f(dir.path);
   const std::string lines = (dir.path / "warm.jsonl").string();
-  std::ofstream(lines) << R"({"file": "tuned.py", "kernel": "fill", "args": {"out_ptr": "*i32:D", "n": 100}})"
-                       << "\n";
-  const std::string warm = "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' warmup '" + lines + "' --backend cpu --json";
+  std::ofstream(lines)
+      << R"({"file": "tuned.py", "kernel": "fill", "args": {"out_ptr": "*i32:D", "n": 100}})"
+      << "\n";
+  const std::string warm =
+      "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' warmup '" + lines + "' --backend cpu --json";
   // Nothing stored: every config, as Triton's warmup.
   const std::string cold = shell_ok(cache_env(dir.path / "cold") + warm);
   CAPTURE(cold);
   CHECK(contains(cold, "\"compiled\":4"));
   // After kiln tune: the chosen config only.
-  const std::string tuned = shell_ok(cache_env(dir.path / "cache") + "'" KILN_BIN "' tune" + f.words);
-  const std::string chosen = tuned.substr(tuned.find("best: ") + 6,
-                                          tuned.find(" (", tuned.find("best: ")) - tuned.find("best: ") - 6);
+  const std::string tuned =
+      shell_ok(cache_env(dir.path / "cache") + "'" KILN_BIN "' tune" + f.words);
+  const std::string chosen = tuned.substr(
+      tuned.find("best: ") + 6, tuned.find(" (", tuned.find("best: ")) - tuned.find("best: ") - 6);
   const std::string hot = shell_ok(cache_env(dir.path / "cache") + warm);
   CAPTURE(hot);
   CHECK(contains(hot, "fill [n=100] from the tuning cache: " + chosen));
@@ -221,9 +226,11 @@ TEST_CASE("tuning cache: kiln warmup compiles the stored choice of a tuned kerne
 TEST_CASE("tuning cache: a file's Python pre_hook and prune_configs_by are noted and ignored, and "
           "the kernel tunes") {
   const TempDir dir;
-  const TunedFile f(dir.path, ", pre_hook=lambda args: None, prune_configs_by={'perf_model': None}");
+  const TunedFile f(dir.path,
+                    ", pre_hook=lambda args: None, prune_configs_by={'perf_model': None}");
   const std::string out = shell_ok(cache_env(dir.path / "cache") + "'" KILN_BIN "' tune" + f.words);
   CAPTURE(out);
-  CHECK(contains(out, "note: the decorator's Python callables (pre_hook, prune_configs_by) are ignored"));
+  CHECK(contains(
+      out, "note: the decorator's Python callables (pre_hook, prune_configs_by) are ignored"));
   CHECK(contains(out, "tuned 4 configs"));
 }
