@@ -90,20 +90,21 @@ Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<Kerne
   }
   for (const std::string &k : info.key)
     for (const KernelParam &p : params)
-      if (p.name == k)
-        key_params_.push_back(p.index);
+      if (p.name == k &&
+          std::find(key_params_.begin(), key_params_.end(), p.index) == key_params_.end())
+        key_params_.push_back(
+            p.index); // once each: a TuningKey has room for one word per parameter
   if (info.configs.size() < 2)
     why_not_ = "it has one config";
 }
 
-std::vector<uint64_t> Autotuner::tuning_key(const Arg *const *bound) const {
-  std::vector<uint64_t> key;
-  for (unsigned i : key_params_)
-    key.push_back(bound[i] ? arg_word(*bound[i]) : ~uint64_t{0});
+void Autotuner::tuning_key(const Arg *const *bound, TuningKey &key) const {
+  key.size = 0;
+  for (unsigned i : key_params_) // at most one per parameter, as the pointers below
+    key.words[key.size++] = bound[i] ? arg_word(*bound[i]) : ~uint64_t{0};
   for (size_t i = 0; i < params_.size(); ++i)
     if (bound[i] && bound[i]->kind() == Arg::Kind::Pointer)
-      key.push_back(static_cast<uint64_t>(bound[i]->dtype()) | uint64_t{1} << 32);
-  return key;
+      key.words[key.size++] = static_cast<uint64_t>(bound[i]->dtype()) | uint64_t{1} << 32;
 }
 
 std::string Autotuner::key_text(const Arg *const *bound) const {
@@ -121,20 +122,13 @@ TuningCache Autotuner::tuning_cache() {
   return TuningCache(knobs.cache_dir, Context::get().cache_levels());
 }
 
-size_t Autotuner::remember(std::vector<uint64_t> key, size_t config) {
-  std::unique_lock lock(mutex_);
-  return best_.try_emplace(std::move(key), config).first->second;
-}
-
 std::optional<size_t> Autotuner::stored(const Arg *const *bound) {
   if (!enabled())
     return std::nullopt;
-  std::vector<uint64_t> key = tuning_key(bound);
-  {
-    std::shared_lock lock(mutex_);
-    if (auto it = best_.find(key); it != best_.end())
-      return it->second;
-  }
+  TuningKey key;
+  tuning_key(bound, key);
+  if (const std::optional<size_t> known = best_.find(key))
+    return known;
   const std::optional<TuningCache::Hit> hit =
       tuning_cache().get(TuningCache::id(tuning_identity(key)), config_texts_);
   if (!hit)
@@ -143,18 +137,16 @@ std::optional<size_t> Autotuner::stored(const Arg *const *bound) {
     std::cerr << "kiln autotune: " << name_ << " [" << key_text(bound) << "] from the "
               << (hit->remote ? "remote " : "") << "tuning cache: " << config_texts_[hit->config]
               << "\n";
-  return remember(std::move(key), hit->config);
+  return best_.insert(key, hit->config);
 }
 
 size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, const Launch &launch) {
   if (!enabled())
     return 0;
-  std::vector<uint64_t> key = tuning_key(bound);
-  {
-    std::shared_lock lock(mutex_);
-    if (auto it = best_.find(key); it != best_.end())
-      return it->second;
-  }
+  TuningKey key;
+  tuning_key(bound, key);
+  if (const std::optional<size_t> known = best_.find(key)) [[likely]]
+    return *known;
   const std::string text = key_text(bound);
   const Knobs &knobs = Context::get().knobs();
   const TuningCache cache = tuning_cache();
@@ -186,17 +178,17 @@ size_t Autotuner::choose(std::span<const Arg> args, const Arg *const *bound, con
       best = 0;
     }
   }
-  return remember(std::move(key), *best);
+  return best_.insert(key, *best);
 }
 
-std::string Autotuner::tuning_identity(const std::vector<uint64_t> &key) const {
+std::string Autotuner::tuning_identity(const TuningKey &key) const {
   std::ostringstream s;
   s << "kiln tuning 1\n" << name_ << "\n" << source_key_() << "\n";
   for (const std::string &c : config_texts_)
     s << c << "\n";
   s << "key:";
-  for (uint64_t w : key)
-    s << " " << std::hex << w;
+  for (unsigned i = 0; i < key.size; ++i)
+    s << " " << std::hex << key.words[i];
   const Device d = current_device();
   s << "\ndevice: " << Context::get().driver(d.backend).target(d.index).str() << "\n";
   return s.str();

@@ -8,14 +8,13 @@
 // the tuning cache (runtime/tuning_cache.hpp: disk, then the remote cache),
 // per kernel source, configs, key and device, so another process takes them
 // without benchmarking, and a warmup compiles the stored choice only.
-// Thread-safe: a hit takes a shared lock; two threads meeting a new key at
-// once both tune, and the first result is kept.
+// Thread-safe: a hit is a lock-free, allocation-free look-up
+// (runtime/choice_table.hpp); two threads meeting a new key at once both
+// tune, and the first result is kept.
 #pragma once
 
 #include <functional>
-#include <map>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -23,6 +22,7 @@
 #include "compiler/frontend/decorators.hpp"
 #include "kiln/arg.hpp"
 #include "kiln/kernel.hpp"
+#include "runtime/choice_table.hpp"
 
 namespace kiln::runtime {
 
@@ -57,7 +57,7 @@ public:
   std::vector<Arg> config_args(std::span<const Arg> args, size_t c) const;
 
 private:
-  std::vector<uint64_t> tuning_key(const Arg *const *bound) const;
+  void tuning_key(const Arg *const *bound, TuningKey &key) const;
   std::string key_text(const Arg *const *bound) const;
   /// The tuning cache of this process's knobs (disk, then remote levels).
   static TuningCache tuning_cache();
@@ -66,11 +66,10 @@ private:
               const std::string &key_text, const std::vector<size_t> &timed,
               std::vector<double> &ms);
   /// What names a tuning in the disk cache: source, configs, key, device.
-  std::string tuning_identity(const std::vector<uint64_t> &key) const;
+  std::string tuning_identity(const TuningKey &key) const;
   /// Under KILN_PRINT_AUTOTUNING: the file's Python callables that no C++
   /// callback stands in for, which this tuning ignores.
   void note_ignored_callables() const;
-  size_t remember(std::vector<uint64_t> key, size_t config);
 
   const frontend::AutotuneInfo &info_;
   const std::vector<KernelParam> &params_;
@@ -81,8 +80,7 @@ private:
   std::vector<Config> public_configs_; ///< what the pruning callbacks see
   std::string why_not_;
   std::vector<unsigned> key_params_;
-  std::shared_mutex mutex_;
-  std::map<std::vector<uint64_t>, size_t> best_;
+  ChoiceTable best_;
 };
 
 } // namespace kiln::runtime

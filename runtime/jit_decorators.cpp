@@ -51,8 +51,9 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     for (unsigned i = 0; i < np; ++i) {
       if (params_[i].name != name)
         continue;
-      std::optional<Arg> a = v.kind == ConstValue::Kind::Str ? Arg(b.derived->strings.emplace_back(v.s).c_str())
-                                                             : arg_from_const(v);
+      std::optional<Arg> a = v.kind == ConstValue::Kind::Str
+                                 ? Arg(b.derived->strings.emplace_front(v.s).c_str())
+                                 : arg_from_const(v);
       if (!a)
         throw ArgumentError(info_.name + ": " + from + " gives '" + name + "' the value " + v.repr() +
                             ", which kiln cannot pass as an argument");

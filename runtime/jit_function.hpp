@@ -3,10 +3,11 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <atomic>
-#include <memory>
 #include <deque>
+#include <forward_list>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -112,7 +113,9 @@ private:
     /// @triton.heuristics (only kernels that have them pay for the array).
     struct Derived {
       std::array<Arg, kMaxParams> args;
-      std::deque<std::string> strings; ///< the text of string values, alive for the launch
+      /// The text of string values, alive for the launch (a list: empty, it
+      /// allocates nothing, and its elements never move).
+      std::forward_list<std::string> strings;
     };
     std::optional<Derived> derived;
     /// A warmup of an autotuned kernel with no stored choice for its key:
