@@ -10,6 +10,8 @@
 #include <cstring>
 #include <thread>
 
+#include <tbb/parallel_for.h>
+
 #include "async/job.hpp"
 #include "kiln/async.hpp"
 #include "kiln/error.hpp"
@@ -81,20 +83,30 @@ std::vector<LaunchResult> JitFunction::warmup(std::span<const Arg> args) {
     b.spec = &spec;
     bind(args, b);
     if (b.untuned) {
-      std::vector<LaunchResult> results;
-      std::exception_ptr first_error;
-      for (size_t c : autotuner_->candidates(b.args)) {
+      const std::vector<size_t> configs = autotuner_->candidates(b.args);
+      std::vector<std::optional<LaunchResult>> results(configs.size());
+      std::vector<std::exception_ptr> errors(configs.size());
+      auto warm = [&](size_t i) {
         try {
-          results.push_back(run(autotuner_->config_args(args, c), spec));
+          results[i] = run(autotuner_->config_args(args, configs[i]), spec);
         } catch (const Error &) {
-          // A config that does not compile is skipped, as tuning skips it.
-          if (!first_error)
-            first_error = std::current_exception();
+          errors[i] = std::current_exception(); // skipped, as tuning skips it
         }
-      }
-      if (results.empty())
-        std::rethrow_exception(first_error);
-      return results;
+      };
+      // In a scope each warmup returns at once with its future; otherwise
+      // compile every config at once, as tuning does.
+      if (AsyncCompileMode::active())
+        for (size_t i = 0; i < configs.size(); ++i)
+          warm(i);
+      else
+        tbb::parallel_for(size_t{0}, configs.size(), warm);
+      std::vector<LaunchResult> out;
+      for (std::optional<LaunchResult> &r : results)
+        if (r)
+          out.push_back(std::move(*r));
+      if (out.empty())
+        std::rethrow_exception(errors.front());
+      return out;
     }
   }
   return {run(args, spec)};
