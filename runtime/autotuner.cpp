@@ -88,12 +88,12 @@ Autotuner::Autotuner(const frontend::AutotuneInfo &info, const std::vector<Kerne
     config_texts_.push_back(config_text(c));
     public_configs_.push_back(public_config(c));
   }
+  // Each once: a TuningKey has room for one word per parameter.
   for (const std::string &k : info.key)
     for (const KernelParam &p : params)
       if (p.name == k &&
           std::find(key_params_.begin(), key_params_.end(), p.index) == key_params_.end())
-        key_params_.push_back(
-            p.index); // once each: a TuningKey has room for one word per parameter
+        key_params_.push_back(p.index);
   if (info.configs.size() < 2)
     why_not_ = "it has one config";
 }
