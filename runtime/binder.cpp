@@ -135,7 +135,7 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
   // otherwise (as in Triton, the launch's own option wins).
   if ((info_.debug || default_debug_) && !named_arg(args, "debug"))
     b.options.debug = true;
-  if (info_.autotune || !info_.heuristics.empty())
+  if (autotune_ || !info_.heuristics.empty())
     apply_decorators(args, b);
   for (unsigned i = 0; i < np; ++i) {
     if (b.args[i])

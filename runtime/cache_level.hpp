@@ -50,6 +50,17 @@ public:
   virtual void put(const std::string &key, const CachedKernel &entry) = 0;
   /// A lock other processes asking for `key` wait on (null: none).
   virtual std::unique_ptr<KeyLock> lock(const std::string &) { return nullptr; }
+
+  /// Small text records kept beside the binaries under their own key space
+  /// (`kind` "tuning": the autotuner's choices, runtime/tuning_cache.hpp).
+  /// Levels that do not keep them (the disk cache keeps tuning records in
+  /// its own folder) find nothing. The caller checks what it gets back as it
+  /// checks its own files; a level only vouches that the text is what some
+  /// process stored (signed, where it signs entries).
+  virtual std::optional<std::string> get_record(const std::string &, const std::string &) {
+    return std::nullopt;
+  }
+  virtual void put_record(const std::string &, const std::string &, const std::string &) {}
 };
 
 } // namespace kiln::runtime

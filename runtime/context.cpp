@@ -54,11 +54,15 @@ std::vector<CacheLevel *> Context::cache_levels() {
       return;
     try {
       if (!knobs_.cache_dir.empty())
-        levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes));
+        levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes,
+                                                      knobs_.keep_stages));
       if (!knobs_.redis_url.empty()) {
         RedisCache::Config c;
         c.url = RedisUrl::parse(knobs_.redis_url);
         c.hmac_key = knobs_.cache_hmac_key;
+        c.connect_timeout = std::chrono::milliseconds(knobs_.redis_connect_timeout_ms);
+        c.request_timeout = std::chrono::milliseconds(knobs_.redis_timeout_ms);
+        c.ttl = std::chrono::seconds(knobs_.redis_ttl_s);
         levels_.push_back(std::make_unique<RedisCache>(std::move(c)));
       }
     } catch (const Error &e) {

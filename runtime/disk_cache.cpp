@@ -179,8 +179,8 @@ private:
   int fd_;
 };
 
-DiskCache::DiskCache(std::string dir, uint64_t max_bytes)
-    : dir_(std::move(dir)), max_bytes_(max_bytes) {
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), keep_stages_(keep_stages) {
   while (dir_.size() > 1 && dir_.back() == '/')
     dir_.pop_back();
   ensure_own_dir(dir_);
@@ -260,6 +260,22 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     k.binary.assign(binary->begin(), binary->end());
     k.hash = bf.at("sha256");
     k.key = key;
+    for (const auto &[name, f] : files.items()) {
+      if (!f.contains("stage"))
+        continue;
+      const std::string stage = f.at("stage");
+      if (name != stage_file(stage))
+        throw std::runtime_error("stage file " + name + " is not named for its stage");
+      if (!keep_stages_ && stage != "cubin_log")
+        continue;
+      std::optional<std::string> text = read_trusted(dir + "/" + name, why);
+      if (!text)
+        throw std::runtime_error(why);
+      if (text->size() != f.at("bytes").get<uint64_t>() ||
+          sha256_hex(*text) != f.at("sha256").get<std::string>())
+        throw std::runtime_error("stage " + stage + " does not match its hash");
+      k.stages[stage] = std::move(*text);
+    }
     // Least recently used: a hit counts as a use.
     ::utimensat(AT_FDCWD, meta_path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
     return out;

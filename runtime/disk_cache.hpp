@@ -28,8 +28,10 @@ class DiskCache final : public CacheLevel {
 public:
   /// Opens `dir`, creating it (0700) if needed. Throws RuntimeError when it
   /// is not a folder, cannot be created, or is owned by another user.
-  /// `max_bytes` 0: no limit.
-  DiskCache(std::string dir, uint64_t max_bytes);
+  /// `max_bytes` 0: no limit. `keep_stages` (KILN_KEEP_STAGES): a hit
+  /// reads the stage texts too (checked against their hashes as the binary
+  /// is); otherwise only the assembler's log, which launches report.
+  DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages = false);
 
   BinarySource source() const override { return BinarySource::disk; }
   std::optional<CachedKernel> get(const std::string &key) override;
@@ -68,6 +70,7 @@ private:
 
   std::string dir_;
   uint64_t max_bytes_;
+  bool keep_stages_;
   std::mutex held_mutex_;
   std::set<std::string> held_; ///< keys whose lock this process holds
 };

@@ -1,9 +1,11 @@
 // What @triton.autotune and @triton.heuristics add to a launch: the
 // parameters a config or a heuristic gives a value, before defaults apply.
 //
-// Until kiln has its autotuner, a launch that leaves a config's
-// meta-parameters unset takes the first config (as Triton does when there is
-// only one); arguments given explicitly always win over a config.
+// A launch that leaves a config's meta-parameters unset takes the config
+// the autotuner chooses for its key (tuning first if the key is new); a
+// warmup takes the stored choice, or the first config and marks the bind
+// untuned (JitFunction::warmup then compiles every config); arguments given
+// explicitly always win over a config.
 #include <cstring>
 
 #include "compiler/frontend/py_eval.hpp"
@@ -49,8 +51,9 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     for (unsigned i = 0; i < np; ++i) {
       if (params_[i].name != name)
         continue;
-      std::optional<Arg> a = v.kind == ConstValue::Kind::Str ? Arg(b.derived->strings.emplace_back(v.s).c_str())
-                                                             : arg_from_const(v);
+      std::optional<Arg> a = v.kind == ConstValue::Kind::Str
+                                 ? Arg(b.derived->strings.emplace_front(v.s).c_str())
+                                 : arg_from_const(v);
       if (!a)
         throw ArgumentError(info_.name + ": " + from + " gives '" + name + "' the value " + v.repr() +
                             ", which kiln cannot pass as an argument");
@@ -61,7 +64,7 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     return false;
   };
 
-  if (const auto &tune = info_.autotune) {
+  if (const frontend::AutotuneInfo *tune = autotune_) {
     bool missing = false;
     if (tune->configs.empty()) {
       for (unsigned i = 0; i < np; ++i)
@@ -77,7 +80,11 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
         for (unsigned i = 0; i < np; ++i)
           unset |= params_[i].name == name && !b.args[i];
       size_t chosen = 0;
-      if (unset && autotuner_ && b.spec && !b.spec->warmup && !b.spec->dispatch_only) {
+      if (unset && autotuner_ && b.spec && b.spec->warmup) {
+        const std::optional<size_t> stored = autotuner_->stored(b.args);
+        b.untuned = !stored && autotuner_->enabled();
+        chosen = stored.value_or(0);
+      } else if (unset && autotuner_ && b.spec && !b.spec->dispatch_only) {
         // run() is safe to call from here: its caches are synchronized, and
         // the tuning runs bind every meta-parameter themselves.
         auto *self = const_cast<JitFunction *>(this);
@@ -96,7 +103,7 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
         if (i == np)
           throw ArgumentError(info_.name + ": the autotune config sets '" + name + "', which is not a parameter");
         if (!b.args[i])
-          set_param(name, value, "the first autotune config");
+          set_param(name, value, "the autotune config");
       }
       if (c.num_warps && !named_arg(args, "num_warps"))
         b.options.num_warps = static_cast<int>(*c.num_warps);

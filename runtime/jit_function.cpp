@@ -10,10 +10,13 @@
 #include <cstring>
 #include <thread>
 
+#include <tbb/parallel_for.h>
+
 #include "async/job.hpp"
 #include "kiln/async.hpp"
 #include "kiln/error.hpp"
 #include "runtime/arg_packer.hpp"
+#include "runtime/autotune_spec.hpp"
 #include "runtime/autotuner.hpp"
 #include "runtime/compile_job.hpp"
 #include "runtime/context.hpp"
@@ -43,9 +46,70 @@ JitFunction::JitFunction(ModuleState &module, const frontend::JitFunctionInfo &i
     defaults_.push_back(p.default_value ? arg_from_const(*p.default_value) : std::nullopt);
   }
   default_debug_ = Context::get().knobs().debug;
-  if (info.autotune && !info.autotune->configs.empty())
-    autotuner_ = std::make_unique<Autotuner>(*info.autotune, params_, info.name,
-                                             [this] { return cache_key(); });
+  if (info.autotune)
+    autotune_ = &*info.autotune;
+  make_autotuner();
+}
+
+void JitFunction::make_autotuner() {
+  autotuner_.reset();
+  if (autotune_ && !autotune_->configs.empty())
+    autotuner_ = std::make_unique<Autotuner>(
+        *autotune_, params_, info_.name, [this] { return cache_key(); }, callbacks_);
+  tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
+}
+
+void JitFunction::set_autotune(const AutotuneSpec &spec) {
+  frontend::AutotuneInfo info = frontend_info(spec, info_.name, params_);
+  info.loc = info_.autotune ? info_.autotune->loc : frontend::Loc{};
+  own_autotune_ = std::move(info);
+  autotune_ = &*own_autotune_;
+  make_autotuner();
+}
+
+void JitFunction::set_autotune_callbacks(AutotuneCallbacks callbacks) {
+  if (callbacks.perf_model && callbacks.top_k == 0)
+    throw ArgumentError(info_.name +
+                        ": AutotuneCallbacks::top_k must be at least 1 with a perf_model");
+  callbacks_ = std::move(callbacks);
+  tune_hooks_ = autotune_ && (callbacks_.pre_hook || callbacks_.post_hook);
+}
+
+std::vector<LaunchResult> JitFunction::warmup(std::span<const Arg> args) {
+  LaunchSpec spec;
+  spec.warmup = true;
+  if (autotuner_ && autotuner_->enabled()) {
+    Bound b;
+    b.spec = &spec;
+    bind(args, b);
+    if (b.untuned) {
+      const std::vector<size_t> configs = autotuner_->candidates(b.args);
+      std::vector<std::optional<LaunchResult>> results(configs.size());
+      std::vector<std::exception_ptr> errors(configs.size());
+      auto warm = [&](size_t i) {
+        try {
+          results[i] = run(autotuner_->config_args(args, configs[i]), spec);
+        } catch (const Error &) {
+          errors[i] = std::current_exception(); // skipped, as tuning skips it
+        }
+      };
+      // In a scope each warmup returns at once with its future; otherwise
+      // compile every config at once, as tuning does.
+      if (AsyncCompileMode::active())
+        for (size_t i = 0; i < configs.size(); ++i)
+          warm(i);
+      else
+        tbb::parallel_for(size_t{0}, configs.size(), warm);
+      std::vector<LaunchResult> out;
+      for (std::optional<LaunchResult> &r : results)
+        if (r)
+          out.push_back(std::move(*r));
+      if (out.empty())
+        std::rethrow_exception(errors.front());
+      return out;
+    }
+  }
+  return {run(args, spec)};
 }
 
 JitFunction::~JitFunction() = default;
@@ -361,8 +425,31 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     asm volatile("" : : "r"(ptrs) : "memory");
     return result;
   }
-  call_driver(dc, *k, b, grid, ptrs, spec, source);
+  if (tune_hooks_) [[unlikely]]
+    call_driver_hooked(dc, *k, b, grid, ptrs, spec, source);
+  else
+    call_driver(dc, *k, b, grid, ptrs, spec, source);
   return result;
+}
+
+void JitFunction::call_driver_hooked(DeviceCache &dc, const LoadedKernel &k, const Bound &b,
+                                     Grid grid, void **ptrs, const LaunchSpec &spec,
+                                     BinarySource source) const {
+  Arg values[kMaxParams];
+  for (unsigned i = 0; i < params_.size(); ++i)
+    values[i] = *b.args[i];
+  const BoundArgs bound(params_, std::span<const Arg>(values, params_.size()));
+  if (callbacks_.pre_hook)
+    callbacks_.pre_hook(bound);
+  try {
+    call_driver(dc, k, b, grid, ptrs, spec, source);
+  } catch (...) {
+    if (callbacks_.post_hook)
+      callbacks_.post_hook(bound, std::current_exception());
+    throw;
+  }
+  if (callbacks_.post_hook)
+    callbacks_.post_hook(bound, nullptr);
 }
 
 } // namespace kiln::runtime

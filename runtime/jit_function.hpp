@@ -3,10 +3,11 @@
 #pragma once
 
 #include <array>
-#include <functional>
 #include <atomic>
-#include <memory>
 #include <deque>
+#include <forward_list>
+#include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -83,6 +84,22 @@ public:
   /// Not synchronized with launches: add before launching from other threads.
   void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) { pre_run_hooks_.push_back(std::move(hook)); }
 
+  /// The autotuning configs: the decorator's, or those set from C++; null
+  /// when there are none.
+  const frontend::AutotuneInfo *autotune_info() const { return autotune_; }
+  /// Replaces the decorator's configs (Kernel::autotune(spec)). Not
+  /// synchronized with launches.
+  void set_autotune(const AutotuneSpec &spec);
+  /// Kernel::set_autotune_callbacks. Not synchronized with launches.
+  void set_autotune_callbacks(AutotuneCallbacks callbacks);
+
+  /// Compiles what launches with `args` need, without launching: for an
+  /// autotuned kernel that these arguments leave to tuning, the stored
+  /// choice for their key, or, with none stored, every config (those the
+  /// pruning callbacks keep), as Triton's warmup does. In a scope the
+  /// results hold futures. Throws when nothing compiles.
+  std::vector<LaunchResult> warmup(std::span<const Arg> args);
+
 private:
   /// The bound arguments of one launch: each parameter's argument (given,
   /// from a config or heuristic, or its default) and the options.
@@ -96,9 +113,14 @@ private:
     /// @triton.heuristics (only kernels that have them pay for the array).
     struct Derived {
       std::array<Arg, kMaxParams> args;
-      std::deque<std::string> strings; ///< the text of string values, alive for the launch
+      /// The text of string values, alive for the launch (a list: empty, it
+      /// allocates nothing, and its elements never move).
+      std::forward_list<std::string> strings;
     };
     std::optional<Derived> derived;
+    /// A warmup of an autotuned kernel with no stored choice for its key:
+    /// bound with the first config, but every config is wanted.
+    bool untuned = false;
   };
   void bind(std::span<const Arg> args, Bound &b) const;
   /// Fills parameters from the first autotune config and the heuristics
@@ -110,6 +132,10 @@ private:
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
+  /// call_driver between the autotune callbacks' pre_hook and post_hook.
+  void call_driver_hooked(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid,
+                          void **ptrs, const LaunchSpec &spec, BinarySource source) const;
+  void make_autotuner();
   Grid resolve_grid(const Bound &b, const LaunchSpec &spec) const;
   void call_driver(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid, void **ptrs,
                    const LaunchSpec &spec, BinarySource source) const;
@@ -139,6 +165,10 @@ private:
   std::vector<std::optional<Arg>> defaults_;
   std::vector<std::function<void(const BoundArgs &)>> pre_run_hooks_;
   std::unique_ptr<Autotuner> autotuner_; ///< when the kernel has @triton.autotune configs
+  std::optional<frontend::AutotuneInfo> own_autotune_; ///< configs set from C++
+  const frontend::AutotuneInfo *autotune_ = nullptr;   ///< the decorator's or own_autotune_
+  AutotuneCallbacks callbacks_;
+  bool tune_hooks_ = false;              ///< an autotuned kernel with a pre_hook or post_hook
   bool default_debug_ = false;           ///< KILN_DEBUG
 
   mutable std::once_flag key_once_;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kiln/error.hpp"
+#include "runtime/autotune_spec.hpp"
 #include "runtime/jit_function.hpp"
 #include "runtime/module_state.hpp"
 #include "runtime/spec_args.hpp"
@@ -18,36 +19,18 @@ const std::vector<KernelParam> &Kernel::params() const { return fn_->params(); }
 const std::string &Kernel::cache_key() const { return fn_->cache_key(); }
 
 std::optional<AutotuneSpec> Kernel::autotune() const {
-  const auto &tune = fn_->info().autotune;
+  const frontend::AutotuneInfo *tune = fn_->autotune_info();
   if (!tune)
     return std::nullopt;
-  AutotuneSpec spec;
-  for (const frontend::AutotuneConfig &c : tune->configs) {
-    Config out;
-    for (const auto &[name, value] : c.kwargs) {
-      if (std::optional<Arg> a = runtime::arg_from_const(value))
-        out.meta.emplace_back(name, *a);
-      else
-        out.unsupported.push_back(name);
-    }
-    auto narrow = [](const std::optional<int64_t> &v) { return v ? std::optional<int>(static_cast<int>(*v)) : std::nullopt; };
-    out.num_warps = narrow(c.num_warps);
-    out.num_stages = narrow(c.num_stages);
-    out.num_ctas = narrow(c.num_ctas);
-    out.maxnreg = narrow(c.maxnreg);
-    out.has_pre_hook = c.has_pre_hook;
-    spec.configs.push_back(std::move(out));
-  }
-  spec.key = tune->key;
-  spec.reset_to_zero = tune->reset_to_zero;
-  spec.restore_value = tune->restore_value;
-  if (tune->warmup)
-    spec.warmup_ms = static_cast<int>(*tune->warmup);
-  if (tune->rep)
-    spec.rep_ms = static_cast<int>(*tune->rep);
-  spec.callables = tune->callables;
-  spec.error = tune->error;
-  return spec;
+  return runtime::public_spec(*tune);
+}
+
+void Kernel::autotune(const AutotuneSpec &spec) const {
+  fn_->set_autotune(spec);
+}
+
+void Kernel::set_autotune_callbacks(AutotuneCallbacks callbacks) const {
+  fn_->set_autotune_callbacks(std::move(callbacks));
 }
 
 std::vector<std::string> Kernel::heuristics() const {
@@ -72,9 +55,11 @@ LaunchResult Kernel::run(std::span<const Arg> args, const GridFn &grid, Stream s
 }
 
 LaunchResult Kernel::warmup(std::span<const Arg> args) const {
-  runtime::JitFunction::LaunchSpec spec;
-  spec.warmup = true;
-  return fn_->run(args, spec);
+  return fn_->warmup(args).front();
+}
+
+std::vector<LaunchResult> Kernel::warmup_all(std::span<const Arg> args) const {
+  return fn_->warmup(args);
 }
 
 std::string Kernel::serialize_specialization_data(const LaunchResult &r) const {

@@ -36,6 +36,18 @@ uint64_t env_uint(const char *name) {
   return n;
 }
 
+/// `name`'s value, `fallback` when unset; outside [min, max] is an error
+/// (a bound keeps durations clear of overflow where they are added to a clock).
+uint64_t env_uint_in(const char *name, uint64_t fallback, uint64_t min, uint64_t max) {
+  if (!env(name))
+    return fallback;
+  const uint64_t n = env_uint(name);
+  if (n < min || n > max)
+    throw ArgumentError(std::string(name) + "='" + env(name) + "' must be from " +
+                        std::to_string(min) + " to " + std::to_string(max));
+  return n;
+}
+
 } // namespace
 
 Knobs Knobs::from_env() {
@@ -57,6 +69,11 @@ Knobs Knobs::from_env() {
     k.redis_url = r;
   if (const char *h = env("KILN_CACHE_HMAC_KEY"))
     k.cache_hmac_key = h;
+  constexpr uint64_t hour_ms = 3600 * 1000, ten_years_s = 10ull * 365 * 24 * 3600;
+  k.redis_connect_timeout_ms =
+      env_uint_in("KILN_REDIS_CONNECT_TIMEOUT_MS", k.redis_connect_timeout_ms, 1, hour_ms);
+  k.redis_timeout_ms = env_uint_in("KILN_REDIS_TIMEOUT_MS", k.redis_timeout_ms, 1, hour_ms);
+  k.redis_ttl_s = env_uint_in("KILN_REDIS_TTL_S", k.redis_ttl_s, 0, ten_years_s);
   k.debug = env_bool("KILN_DEBUG");
   if (const char *d = env("KILN_DUMP_DIR"))
     k.dump_dir = d;

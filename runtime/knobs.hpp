@@ -15,6 +15,9 @@ struct Knobs {
   int compile_threads = 0;          ///< KILN_COMPILE_THREADS (0: all cores)
   std::string redis_url;            ///< KILN_REDIS_URL (empty: off)
   std::string cache_hmac_key;       ///< KILN_CACHE_HMAC_KEY
+  uint64_t redis_connect_timeout_ms = 50; ///< KILN_REDIS_CONNECT_TIMEOUT_MS (at least 1)
+  uint64_t redis_timeout_ms = 200;        ///< KILN_REDIS_TIMEOUT_MS: a whole request (at least 1)
+  uint64_t redis_ttl_s = 7 * 24 * 3600;   ///< KILN_REDIS_TTL_S: value expiry (0: never)
   bool debug = false;               ///< KILN_DEBUG
   std::string dump_dir;             ///< KILN_DUMP_DIR
   std::string override_dir;         ///< KILN_OVERRIDE_DIR: user-edited stage files used in place of the compiler's

@@ -31,6 +31,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr std::string_view kMagic = "KILN1";
+constexpr std::string_view kRecordMagic = "KILNR1";
 constexpr size_t kSigBytes = 32;
 
 int64_t now_ns() {
@@ -335,6 +336,31 @@ RedisCache::request_once(const std::vector<std::vector<std::string>> &commands, 
 
 // ---- entries ----
 
+std::string RedisCache::seal(std::string_view magic, std::string_view payload) const {
+  const auto sig = sign(config_.hmac_key, payload);
+  std::string value(magic);
+  value.append(reinterpret_cast<const char *>(sig.data()), sig.size());
+  return value.append(payload);
+}
+
+std::optional<std::string_view> RedisCache::unseal(std::string_view magic, std::string_view value,
+                                                   std::string &why) const {
+  const size_t head = magic.size() + kSigBytes;
+  if (value.size() < head || value.substr(0, magic.size()) != magic) {
+    why = "not a kiln value";
+    return std::nullopt;
+  }
+  const std::string_view payload = value.substr(head);
+  if (!config_.hmac_key.empty()) {
+    const auto sig = sign(config_.hmac_key, payload);
+    if (CRYPTO_memcmp(sig.data(), value.data() + magic.size(), kSigBytes) != 0) {
+      why = "its signature does not match KILN_CACHE_HMAC_KEY";
+      return std::nullopt;
+    }
+  }
+  return payload;
+}
+
 std::string RedisCache::encode(const CachedKernel &entry) const {
   const std::optional<nlohmann::json> meta = metadata_json(entry);
   if (!meta)
@@ -347,25 +373,17 @@ std::string RedisCache::encode(const CachedKernel &entry) const {
   payload += text;
   payload.append(reinterpret_cast<const char *>(entry.kernel.binary.data()),
                  entry.kernel.binary.size());
-  const auto sig = sign(config_.hmac_key, payload);
-  std::string value(kMagic);
-  value.append(reinterpret_cast<const char *>(sig.data()), sig.size());
-  return value + payload;
+  return seal(kMagic, payload);
 }
 
 std::optional<CachedKernel> RedisCache::decode(const std::string &value, std::string &why) const {
-  const size_t head = kMagic.size() + kSigBytes;
-  if (value.size() < head + 8 || value.compare(0, kMagic.size(), kMagic) != 0) {
-    why = "not a kiln entry";
+  const std::optional<std::string_view> sealed = unseal(kMagic, value, why);
+  if (!sealed)
     return std::nullopt;
-  }
-  const std::string_view payload = std::string_view(value).substr(head);
-  if (!config_.hmac_key.empty()) {
-    const auto sig = sign(config_.hmac_key, payload);
-    if (CRYPTO_memcmp(sig.data(), value.data() + kMagic.size(), kSigBytes) != 0) {
-      why = "its signature does not match KILN_CACHE_HMAC_KEY";
-      return std::nullopt;
-    }
+  const std::string_view payload = *sealed;
+  if (payload.size() < 8) {
+    why = "truncated";
+    return std::nullopt;
   }
   uint64_t n = 0;
   for (int i = 0; i < 8; ++i)
@@ -389,6 +407,36 @@ std::optional<CachedKernel> RedisCache::decode(const std::string &value, std::st
   }
 }
 
+std::string RedisCache::encode_record(const std::string &text) const {
+  return seal(kRecordMagic, text);
+}
+
+std::optional<std::string> RedisCache::decode_record(const std::string &value,
+                                                     std::string &why) const {
+  const std::optional<std::string_view> text = unseal(kRecordMagic, value, why);
+  return text ? std::optional<std::string>(*text) : std::nullopt;
+}
+
+std::string RedisCache::record_key(const std::string &kind, const std::string &id) {
+  return "kiln:v1:" + kind + ":" + id;
+}
+
+void RedisCache::rejected(const std::string &key, const std::string &why) {
+  if (!warned_.exchange(true))
+    std::cerr << "kiln: warning: rejected the remote cache entry " << key << " from "
+              << config_.url.str() << ": " << why << " (this warning is printed once)\n";
+}
+
+std::vector<std::string> RedisCache::set_command(std::string key, std::string value) const {
+  std::vector<std::string> cmd = {"SET", std::move(key), std::move(value)};
+  if (config_.ttl.count() > 0) {
+    cmd.push_back("PX");
+    cmd.push_back(
+        std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(config_.ttl).count()));
+  }
+  return cmd;
+}
+
 std::optional<CachedKernel> RedisCache::get(const std::string &key) {
   const auto replies = request({{"GET", value_key(key)}});
   if (!replies)
@@ -399,9 +447,7 @@ std::optional<CachedKernel> RedisCache::get(const std::string &key) {
   std::string why;
   std::optional<CachedKernel> out = decode(std::string(r->str, r->len), why);
   if (!out) {
-    if (!warned_.exchange(true))
-      std::cerr << "kiln: warning: rejected the remote cache entry " << key << " from "
-                << config_.url.str() << ": " << why << " (this warning is printed once)\n";
+    rejected(key, why);
     return std::nullopt;
   }
   out->kernel.key = key;
@@ -409,9 +455,28 @@ std::optional<CachedKernel> RedisCache::get(const std::string &key) {
 }
 
 void RedisCache::put(const std::string &key, const CachedKernel &entry) {
-  const std::string value = encode(entry);
+  std::string value = encode(entry);
   if (!value.empty())
-    request({{"SET", value_key(key), value}});
+    request({set_command(value_key(key), std::move(value))});
+}
+
+std::optional<std::string> RedisCache::get_record(const std::string &kind, const std::string &id) {
+  const auto replies = request({{"GET", record_key(kind, id)}});
+  if (!replies)
+    return std::nullopt;
+  const redisReply *r = (*replies)[0]->r;
+  if (r->type != REDIS_REPLY_STRING)
+    return std::nullopt;
+  std::string why;
+  std::optional<std::string> text = decode_record(std::string(r->str, r->len), why);
+  if (!text)
+    rejected(kind + " record " + id, why);
+  return text;
+}
+
+void RedisCache::put_record(const std::string &kind, const std::string &id,
+                            const std::string &text) {
+  request({set_command(record_key(kind, id), encode_record(text))});
 }
 
 namespace {

@@ -12,25 +12,23 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/support/sha256.hpp"
+#include "runtime/cache_level.hpp"
 
 namespace kiln::runtime {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr const char *kKind = "tuning";
+}
+
 std::string TuningCache::id(const std::string &identity) {
   return sha256_hex(identity);
 }
 
-std::optional<std::size_t> TuningCache::get(const std::string &id,
-                                            const std::vector<std::string> &config_texts) const {
-  if (dir_.empty())
-    return std::nullopt;
-  std::ifstream in(path(id));
-  if (!in)
-    return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+std::optional<std::size_t> TuningCache::parse(const std::string &text,
+                                              const std::vector<std::string> &config_texts) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_object() || !j.contains("config") || !j["config"].is_number_unsigned() ||
       !j.contains("config_text") || !j["config_text"].is_string())
     return std::nullopt;
@@ -40,9 +38,31 @@ std::optional<std::size_t> TuningCache::get(const std::string &id,
   return c;
 }
 
+std::optional<TuningCache::Hit>
+TuningCache::get(const std::string &id, const std::vector<std::string> &config_texts) const {
+  if (!dir_.empty()) {
+    if (std::ifstream in(path(id)); in) {
+      std::stringstream text;
+      text << in.rdbuf();
+      if (std::optional<std::size_t> c = parse(text.str(), config_texts))
+        return Hit{*c, false};
+    }
+  }
+  for (CacheLevel *level : remote_) {
+    const std::optional<std::string> text = level->get_record(kKind, id);
+    if (!text)
+      continue;
+    if (std::optional<std::size_t> c = parse(*text, config_texts)) {
+      write_file(id, *text);
+      return Hit{*c, true};
+    }
+  }
+  return std::nullopt;
+}
+
 void TuningCache::put(const std::string &id, const std::string &kernel,
                       const TuningRecord &r) const {
-  if (dir_.empty())
+  if (dir_.empty() && remote_.empty())
     return;
   nlohmann::json times = nlohmann::json::array();
   for (double ms : r.ms)
@@ -52,6 +72,15 @@ void TuningCache::put(const std::string &id, const std::string &kernel,
                             {"config", r.config},
                             {"config_text", r.config_text},
                             {"ms", times}};
+  const std::string text = j.dump(2) + "\n";
+  write_file(id, text);
+  for (CacheLevel *level : remote_)
+    level->put_record(kKind, id, text);
+}
+
+void TuningCache::write_file(const std::string &id, const std::string &text) const {
+  if (dir_.empty())
+    return;
   std::error_code ec;
   fs::create_directories(dir_ + "/tuning", ec);
   fs::permissions(dir_ + "/tuning", fs::perms::owner_all, fs::perm_options::replace, ec);
@@ -60,7 +89,7 @@ void TuningCache::put(const std::string &id, const std::string &kernel,
                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << j.dump(2) << "\n";
+    out << text;
     if (!out.flush())
       return (void)fs::remove(tmp, ec);
   }

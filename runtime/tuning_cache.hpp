@@ -1,10 +1,15 @@
-// Tuning results on disk: the config the autotuner chose for one (kernel
-// source and globals, config list, tuning key, device), under
-// KILN_CACHE_DIR/tuning/, so that a later process launches the best config
-// without benchmarking (Triton's `cache_results`). A file is written under a
-// temporary name and renamed, so readers see all of it or nothing; a file
-// that does not parse or does not match the configs it was made for is
-// ignored (and tuned again), never trusted.
+// Tuning results that persist: the config the autotuner chose for one
+// (kernel source and globals, config list, tuning key, device), so that a
+// later process, or another machine of the fleet, launches the best config
+// without benchmarking (Triton's `cache_results`).
+//
+// On disk under KILN_CACHE_DIR/tuning/<id>.json, written under a temporary
+// name and renamed, so readers see all of it or nothing; and, when
+// KILN_REDIS_URL is set, the same text as a record of the remote cache
+// (kind "tuning", signed with KILN_CACHE_HMAC_KEY). A record from either
+// place that does not parse or does not match the configs it was made for
+// is ignored (and tuned again), never trusted; a remote record that passes
+// is written to disk, so the next process finds it locally.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +18,8 @@
 #include <vector>
 
 namespace kiln::runtime {
+
+class CacheLevel;
 
 struct TuningRecord {
   std::size_t config = 0;  ///< index into the decorator's configs
@@ -23,21 +30,34 @@ struct TuningRecord {
 
 class TuningCache {
 public:
-  /// `dir`: the cache folder (KILN_CACHE_DIR); empty: nothing is stored.
-  explicit TuningCache(std::string dir) : dir_(std::move(dir)) {}
+  /// `dir`: the cache folder (KILN_CACHE_DIR); empty: nothing is stored on
+  /// disk. `remote`: the levels asked after the disk (those that keep no
+  /// records find nothing).
+  explicit TuningCache(std::string dir, std::vector<CacheLevel *> remote = {})
+      : dir_(std::move(dir)), remote_(std::move(remote)) {}
 
   /// The file name of a tuning: SHA-256 of what identifies it.
   static std::string id(const std::string &identity);
 
+  struct Hit {
+    std::size_t config = 0;
+    bool remote = false; ///< found in a remote level (and written to disk)
+  };
   /// The stored choice for `id`, when its config index and text match.
-  std::optional<std::size_t> get(const std::string &id,
-                                 const std::vector<std::string> &config_texts) const;
+  std::optional<Hit> get(const std::string &id, const std::vector<std::string> &config_texts) const;
   /// Stores a choice; a failure to write only means tuning again later.
   void put(const std::string &id, const std::string &kernel, const TuningRecord &r) const;
 
+  /// The config a record's text names, if it names one of `config_texts`
+  /// by index and text.
+  static std::optional<std::size_t> parse(const std::string &text,
+                                          const std::vector<std::string> &config_texts);
+
 private:
   std::string path(const std::string &id) const { return dir_ + "/tuning/" + id + ".json"; }
+  void write_file(const std::string &id, const std::string &text) const;
   std::string dir_;
+  std::vector<CacheLevel *> remote_;
 };
 
 } // namespace kiln::runtime

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,28 @@ TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
     c.put(kKey, sample()); // and a new entry can take its place
     CHECK(c.get(kKey));
   }
+}
+
+TEST_CASE("disk cache: under KILN_KEEP_STAGES a hit reads the stage files, checked against their "
+          "hashes") {
+  const TempDir t;
+  DiskCache plain(t.path, 0), keeping(t.path, 0, /*keep_stages=*/true);
+  CachedKernel in = sample();
+  in.kernel.stages["cubin_log"] = "ptxas info: 32 registers";
+  plain.put(kKey, in);
+  const auto kept = keeping.get(kKey);
+  REQUIRE(kept);
+  CHECK(kept->kernel.stages == in.kernel.stages);
+  // Without the knob only the assembler's log, which launches report.
+  const auto lean = plain.get(kKey);
+  REQUIRE(lean);
+  CHECK(lean->kernel.stages ==
+        std::map<std::string, std::string>{{"cubin_log", "ptxas info: 32 registers"}});
+  // A stage file that does not match its hash is damage: the entry goes.
+  std::ofstream(t.path + "/" + DiskCache::entry_name(kKey) + "/stage.llir", std::ios::app)
+      << " ; edited";
+  CHECK_FALSE(keeping.get(kKey));
+  CHECK_FALSE(entry_exists(keeping, kKey));
 }
 
 TEST_CASE("disk cache: an entry owned by another user is a miss; a cache folder of another user is "

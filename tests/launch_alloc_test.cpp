@@ -280,3 +280,29 @@ TEST_CASE("alloc: a full launch of a warm kernel on a many-program grid makes no
     add[{16}](x, y, out, 4096, kiln::arg("BLOCK", 256));
   CHECK(counting.allocations() == 0);
 }
+
+TEST_CASE("alloc: a launch of an autotuned kernel whose key is tuned allocates nothing") {
+  // The choice is a lock-free look-up (runtime/choice_table.hpp), the
+  // config's values are bound on the stack.
+  const kiln::Module m = kiln::Module::from_string(R"(
+import triton
+import triton.language as tl
+
+
+@triton.autotune(configs=[triton.Config({"BLOCK": b}, num_warps=1) for b in (16, 32)], key=["n"],
+                 warmup=1, rep=2)
+@triton.jit
+def fill(out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, offs * 2, mask=offs < n)
+)",
+                                                   "fill_tuned_alloc.py");
+  const kiln::Kernel fill = m.kernel("fill");
+  alignas(64) static int32_t out[16];
+  REQUIRE(fill[{1}](out, 8).kernel); // tunes
+  Counting counting;
+  for (int i = 0; i < kLaunches; ++i)
+    fill[{1}](out, 8);
+  CHECK(counting.allocations() == 0);
+  CHECK(out[7] == 14);
+}

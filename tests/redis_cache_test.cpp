@@ -26,95 +26,26 @@
 
 #include "compiler/support/sha256.hpp"
 #include "kiln/error.hpp"
+#include "runtime/knobs.hpp"
 #include "runtime/redis_cache.hpp"
+#include "runtime/tuning_cache.hpp"
 #include "tests/cache_child.hpp"
+#include "tests/redis_server.hpp"
 
 namespace fs = std::filesystem;
 using kiln::runtime::CachedKernel;
+using kiln::runtime::Knobs;
 using kiln::runtime::RedisCache;
 using kiln::runtime::RedisUrl;
+using kiln::runtime::TuningCache;
+using kiln::runtime::TuningRecord;
 using kiln::testing::child_command;
+using kiln::testing::free_port;
+using kiln::testing::RedisServer;
 using kiln::testing::shell_output;
 using kiln::testing::TempDir;
 
-extern char **environ;
-
 namespace {
-
-/// A free loopback port (bound, then released).
-uint16_t free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(s, reinterpret_cast<sockaddr *>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr *>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
-}
-
-bool can_connect(uint16_t port) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = ::connect(s, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  ::close(s);
-  return ok;
-}
-
-std::string redis_server_path() {
-  for (const char *p : {"/usr/bin/redis-server", "/usr/local/bin/redis-server"})
-    if (::access(p, X_OK) == 0)
-      return p;
-  return "";
-}
-
-/// A real redis-server on a free loopback port, for the test's lifetime.
-struct RedisServer {
-  pid_t pid = -1;
-  uint16_t port = 0;
-  bool running() const { return pid > 0; }
-  /// On `on_port`, or a free port when 0.
-  explicit RedisServer(uint16_t on_port = 0) {
-    const std::string exe = redis_server_path();
-    if (exe.empty())
-      return;
-    port = on_port ? on_port : free_port();
-    const std::string p = std::to_string(port);
-    std::vector<std::string> args = {
-        exe,  "--port",      p,    "--bind",     "127.0.0.1", "--save", "", "--appendonly",
-        "no", "--daemonize", "no", "--loglevel", "warning"};
-    std::vector<char *> argv;
-    for (auto &a : args)
-      argv.push_back(a.data());
-    argv.push_back(nullptr);
-    // Its start-up banner and warnings would bury the test's own output.
-    posix_spawn_file_actions_t quiet;
-    posix_spawn_file_actions_init(&quiet);
-    posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&quiet, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    const int err = ::posix_spawn(&pid, exe.c_str(), &quiet, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&quiet);
-    if (err != 0) {
-      pid = -1;
-      return;
-    }
-    for (int i = 0; i < 500 && !can_connect(port); ++i) // a deadlock guard, not a timing check
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  void stop() {
-    if (pid <= 0)
-      return;
-    ::kill(pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    pid = -1;
-  }
-  ~RedisServer() { stop(); }
-  std::string url() const { return "redis://127.0.0.1:" + std::to_string(port); }
-};
 
 /// A loopback server that accepts and then stalls (never answers) or
 /// answers every request with garbage.
@@ -371,4 +302,141 @@ TEST_CASE("redis: a restarted server is reconnected to at once, without a failur
   CHECK_FALSE(c.get(kKey)); // the new server is empty
   c.put(kKey, sample());
   CHECK(c.get(kKey));
+}
+
+TEST_CASE("redis: records (tuning results) are signed values of their own key space") {
+  const RedisCache a = cache("redis://127.0.0.1:1", "key one");
+  const RedisCache b = cache("redis://127.0.0.1:1", "key two");
+  CHECK(RedisCache::record_key("tuning", "ab12") == "kiln:v1:tuning:ab12");
+  const std::string v = a.encode_record("{\"config\": 1}");
+  std::string why;
+  CHECK(a.decode_record(v, why) == "{\"config\": 1}");
+  CHECK_FALSE(b.decode_record(v, why));
+  CHECK(why.find("HMAC") != std::string::npos);
+  // A binary entry is not a record, nor the other way round.
+  CHECK_FALSE(a.decode_record(a.encode(sample()), why));
+  CHECK_FALSE(a.decode(v, why));
+}
+
+TEST_CASE("redis: a tuning record reaches a second cache folder, is checked, and is written to "
+          "disk") {
+  RedisServer server;
+  if (!server.running()) {
+    MESSAGE("[SKIP] redis-server is not installed");
+    return;
+  }
+  RedisCache remote = cache(server.url(), "fleet key");
+  const TempDir one, two, three;
+  const std::vector<std::string> configs = {"BLOCK=16", "BLOCK=32"};
+  const std::string id = TuningCache::id("a tuning");
+  TuningCache(one.path, {&remote}).put(id, "fill", TuningRecord{1, configs[1], "n=1", {2.0, 1.0}});
+  const TuningCache second(two.path, {&remote});
+  const auto hit = second.get(id, configs);
+  REQUIRE(hit);
+  CHECK(hit->config == 1);
+  CHECK(hit->remote);
+  CHECK(fs::exists(two.path + "/tuning/" + id + ".json"));
+  const auto again = second.get(id, configs); // now from its own disk
+  REQUIRE(again);
+  CHECK_FALSE(again->remote);
+  // Checked as the disk's: another config list is not trusted.
+  CHECK_FALSE(TuningCache(three.path, {&remote}).get(id, {"BLOCK=16", "BLOCK=64"}));
+  // Another fleet key: the record is rejected.
+  RedisCache wrong = cache(server.url(), "another key");
+  CHECK_FALSE(TuningCache(three.path, {&wrong}).get(id, configs));
+  CHECK_FALSE(fs::exists(three.path + "/tuning/" + id + ".json"));
+  // Values expire after the TTL (7 days by default).
+  const std::string ttl = server.cli("TTL " + RedisCache::record_key("tuning", id));
+  if (!ttl.empty()) {
+    CHECK(std::stoll(ttl) > 0);
+    CHECK(std::stoll(ttl) <= 7 * 24 * 3600);
+  }
+}
+
+TEST_CASE("redis: with Redis down, the tuning cache falls back to the disk and stores there") {
+  RedisCache down = cache("redis://127.0.0.1:" + std::to_string(free_port()));
+  const TempDir dir;
+  const TuningCache c(dir.path, {&down});
+  const std::string id = TuningCache::id("another tuning");
+  CHECK_FALSE(c.get(id, {"A", "B"}));
+  c.put(id, "fill", TuningRecord{0, "A", "", {1.0, 2.0}});
+  const auto hit = c.get(id, {"A", "B"});
+  REQUIRE(hit);
+  CHECK(hit->config == 0);
+}
+
+TEST_CASE("redis: KILN_REDIS_TTL_S sets the expiry of every value (0: never)") {
+  RedisServer server;
+  if (!server.running() || server.cli("PING") != "PONG") {
+    MESSAGE("[SKIP] redis-server or redis-cli is not installed");
+    return;
+  }
+  for (const char *ttl : {"0", "120"}) {
+    CAPTURE(ttl);
+    const TempDir dir;
+    const ChildRun r = run_child(dir.path, std::string("KILN_REDIS_TTL_S=") + ttl +
+                                               " KILN_REDIS_URL=" + server.url());
+    CAPTURE(r.out);
+    CHECK(r.correct);
+    const std::string keys = server.cli("--scan --pattern 'kiln:v1:*'");
+    REQUIRE(!keys.empty());
+    for (size_t pos = 0; pos < keys.size();) {
+      const size_t end = std::min(keys.find('\n', pos), keys.size());
+      const std::string key = keys.substr(pos, end - pos);
+      pos = end + 1;
+      CAPTURE(key);
+      if (key.find(":lock:") != std::string::npos)
+        continue;
+      const long long left = std::stoll(server.cli("TTL '" + key + "'"));
+      if (std::string(ttl) == "0")
+        CHECK(left == -1); // no expiry
+      else
+        CHECK((left > 0 && left <= 120));
+    }
+    server.cli("FLUSHALL");
+  }
+}
+
+TEST_CASE("redis: the deadline knobs reach the cache (a stalled server's warning names them)") {
+  FakeServer stalled(FakeServer::Mode::stall);
+  const TempDir dir;
+  const ChildRun r =
+      run_child(dir.path, "KILN_REDIS_TIMEOUT_MS=37 KILN_REDIS_CONNECT_TIMEOUT_MS=500 "
+                          "KILN_REDIS_URL=" +
+                              stalled.url());
+  CAPTURE(r.out);
+  CHECK(r.correct);
+  CHECK(r.out.find("no reply within 37 ms") != std::string::npos);
+}
+
+TEST_CASE("redis: the Redis knobs are read, with defaults, and a bad value is a clear error") {
+  struct Env {
+    const char *name;
+    explicit Env(const char *n, const char *v) : name(n) { ::setenv(n, v, 1); }
+    ~Env() { ::unsetenv(name); }
+  };
+  {
+    const Knobs k = Knobs::from_env();
+    CHECK(k.redis_connect_timeout_ms == 50);
+    CHECK(k.redis_timeout_ms == 200);
+    CHECK(k.redis_ttl_s == 7 * 24 * 3600);
+  }
+  {
+    const Env a("KILN_REDIS_CONNECT_TIMEOUT_MS", "20"), b("KILN_REDIS_TIMEOUT_MS", "1000"),
+        c("KILN_REDIS_TTL_S", "0");
+    const Knobs k = Knobs::from_env();
+    CHECK(k.redis_connect_timeout_ms == 20);
+    CHECK(k.redis_timeout_ms == 1000);
+    CHECK(k.redis_ttl_s == 0);
+  }
+  for (const auto &[name, value] :
+       std::vector<std::pair<const char *, const char *>>{{"KILN_REDIS_CONNECT_TIMEOUT_MS", "0"},
+                                                          {"KILN_REDIS_TIMEOUT_MS", "fast"},
+                                                          {"KILN_REDIS_TIMEOUT_MS", "99999999999"},
+                                                          {"KILN_REDIS_TTL_S", "-1"}}) {
+    CAPTURE(name);
+    CAPTURE(value);
+    const Env e(name, value);
+    CHECK_THROWS_WITH_AS(Knobs::from_env(), doctest::Contains(name), kiln::ArgumentError);
+  }
 }

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "runtime/tuning_cache.hpp"
+#include "tests/redis_server.hpp"
 #include "tests/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -52,7 +53,8 @@ TEST_CASE("tuning cache: a stored choice is read back only for the configs it wa
   CHECK(id.size() == 64);
   CHECK(!cache.get(id, configs));
   cache.put(id, "fill", TuningRecord{1, configs[1], "n=100", {0.5, 0.25}});
-  CHECK(cache.get(id, configs) == 1u);
+  REQUIRE(cache.get(id, configs));
+  CHECK(cache.get(id, configs)->config == 1u);
   // The config list changed under the same id (it should not, the id hashes
   // it): the record names another config, so it is not trusted.
   CHECK(!cache.get(id, {"BLOCK=16, num_warps=1", "BLOCK=64, num_warps=2"}));
@@ -119,4 +121,116 @@ TEST_CASE("tuning cache: kiln tune of a kernel without autotune configs is a usa
   CAPTURE(out);
   CHECK(contains(out, "status=2"));
   CHECK(contains(out, "add_kernel has no @triton.autotune configs to tune"));
+}
+
+namespace {
+
+/// A 4-config kernel file in `dir`, and the words that launch it.
+struct TunedFile {
+  std::string file, words;
+  explicit TunedFile(const fs::path &dir, const std::string &extra = "") {
+    file = (dir / "tuned.py").string();
+    std::ofstream(file)
+        << "import triton\n"
+           "import triton.language as tl\n\n\n"
+           "@triton.autotune(configs=[triton.Config({'BLOCK': b}, num_warps=w) for b in (16, 32)\n"
+           "                          for w in (1, 2)], key=['n'], warmup=1, rep=2"
+        << extra
+        << ")\n"
+           "@triton.jit\n"
+           "def fill(out_ptr, n, BLOCK: tl.constexpr):\n"
+           "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+           "    tl.store(out_ptr + offs, offs * 2, mask=offs < n)\n";
+    words = " '" + file + "' fill --grid 8 out_ptr=zeros:100:i32 n=100 --backend cpu";
+  }
+};
+
+std::string cache_env(const fs::path &dir) {
+  return "env -u KILN_NO_CACHE KILN_CACHE_DIR='" + dir.string() + "' ";
+}
+
+size_t count(const std::string &s, const std::string &part) {
+  size_t n = 0;
+  for (size_t pos = 0; (pos = s.find(part, pos)) != std::string::npos; pos += part.size())
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST_CASE("tuning cache: through Redis, a second machine's cache folder gets the choice (then "
+          "from its disk); another HMAC key tunes again") {
+  const kiln::testing::RedisServer server;
+  if (!server.running()) {
+    MESSAGE("[SKIP] redis-server is not installed");
+    return;
+  }
+  const TempDir dir;
+  const TunedFile f(dir.path);
+  const std::string redis = "KILN_REDIS_URL=" + server.url() + " KILN_CACHE_HMAC_KEY=fleet ";
+  const std::string first =
+      shell_ok(cache_env(dir.path / "a") + redis + "'" KILN_BIN "' tune" + f.words);
+  CAPTURE(first);
+  REQUIRE(contains(first, "tuned 4 configs"));
+  const std::string run = "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' run" + f.words;
+  const std::string second = shell_ok(cache_env(dir.path / "b") + redis + run);
+  CAPTURE(second);
+  CHECK(contains(second, "[n=100] from the remote tuning cache: "));
+  CHECK(!contains(second, "tuned 4 configs"));
+  const std::string third = shell_ok(cache_env(dir.path / "b") + redis + run);
+  CAPTURE(third);
+  CHECK(contains(third, "[n=100] from the tuning cache: "));
+  const std::string wrong = shell_ok(cache_env(dir.path / "c") + "KILN_REDIS_URL=" + server.url() +
+                                     " KILN_CACHE_HMAC_KEY=other " + run);
+  CAPTURE(wrong);
+  CHECK(contains(wrong, "tuned 4 configs"));
+}
+
+TEST_CASE("tuning cache: with Redis down, kiln tune still tunes and stores, with one warning") {
+  const TempDir dir;
+  const TunedFile f(dir.path);
+  const std::string out =
+      shell_ok(cache_env(dir.path / "cache") + "KILN_REDIS_URL=redis://127.0.0.1:" +
+               std::to_string(kiln::testing::free_port()) + " '" KILN_BIN "' tune" + f.words);
+  CAPTURE(out);
+  CHECK(contains(out, "tuned 4 configs"));
+  CHECK(count(out, "kiln: warning") == 1);
+  CHECK(fs::exists(dir.path / "cache" / "tuning"));
+}
+
+TEST_CASE("tuning cache: kiln warmup compiles the stored choice of a tuned kernel, every config "
+          "without one") {
+  const TempDir dir;
+  const TunedFile f(dir.path);
+  const std::string lines = (dir.path / "warm.jsonl").string();
+  std::ofstream(lines)
+      << R"({"file": "tuned.py", "kernel": "fill", "args": {"out_ptr": "*i32:D", "n": 100}})"
+      << "\n";
+  const std::string warm =
+      "KILN_PRINT_AUTOTUNING=1 '" KILN_BIN "' warmup '" + lines + "' --backend cpu --json";
+  // Nothing stored: every config, as Triton's warmup.
+  const std::string cold = shell_ok(cache_env(dir.path / "cold") + warm);
+  CAPTURE(cold);
+  CHECK(contains(cold, "\"compiled\":4"));
+  // After kiln tune: the chosen config only.
+  const std::string tuned =
+      shell_ok(cache_env(dir.path / "cache") + "'" KILN_BIN "' tune" + f.words);
+  const std::string chosen = tuned.substr(
+      tuned.find("best: ") + 6, tuned.find(" (", tuned.find("best: ")) - tuned.find("best: ") - 6);
+  const std::string hot = shell_ok(cache_env(dir.path / "cache") + warm);
+  CAPTURE(hot);
+  CHECK(contains(hot, "fill [n=100] from the tuning cache: " + chosen));
+  CHECK(contains(hot, "\"compiled\":1"));
+}
+
+TEST_CASE("tuning cache: a file's Python pre_hook and prune_configs_by are noted and ignored, and "
+          "the kernel tunes") {
+  const TempDir dir;
+  const TunedFile f(dir.path,
+                    ", pre_hook=lambda args: None, prune_configs_by={'perf_model': None}");
+  const std::string out = shell_ok(cache_env(dir.path / "cache") + "'" KILN_BIN "' tune" + f.words);
+  CAPTURE(out);
+  CHECK(contains(
+      out, "note: the decorator's Python callables (pre_hook, prune_configs_by) are ignored"));
+  CHECK(contains(out, "tuned 4 configs"));
 }

@@ -63,13 +63,26 @@ public:
   const std::vector<KernelParam> &params() const;
   /// Hex SHA-256 over the source, callees, first line and constexpr globals.
   const std::string &cache_key() const;
-  /// The `@triton.autotune` data, or nullopt when the kernel has none. A
-  /// launch that leaves a config's meta-parameters unset tunes on a new key
-  /// (every config compiled at once, each timed with do_bench, the fastest
-  /// kept for the key; KILN_PRINT_AUTOTUNING=1 prints them), or takes the
-  /// first config where kiln cannot tune (reset_to_zero/restore_value
-  /// buffers, Python callables). Explicit arguments always win.
+  /// The `@triton.autotune` data (or what autotune(spec) set), or nullopt
+  /// when the kernel has none. A launch that leaves a config's
+  /// meta-parameters unset tunes on a new key (every config compiled at
+  /// once, each timed with do_bench, the fastest kept for the key and
+  /// stored in the tuning cache; KILN_PRINT_AUTOTUNING=1 prints them), or
+  /// takes the first config where kiln cannot tune (reset_to_zero/
+  /// restore_value buffers of unknown size). Explicit arguments always win.
   std::optional<AutotuneSpec> autotune() const;
+  /// Autotunes this kernel over `spec`'s configs, key, reset_to_zero,
+  /// restore_value, warmup_ms and rep_ms, as `@triton.autotune` would (in
+  /// place of the decorator's, if it has one):
+  ///   k.autotune({.configs = {{.meta = {{"BLOCK", 64}}, .num_warps = 2},
+  ///                           {.meta = {{"BLOCK", 128}}, .num_warps = 4}},
+  ///               .key = {"n"}});
+  /// Throws ArgumentError for no configs or a name that is not a parameter.
+  /// Not synchronized with launches: call it before launching.
+  void autotune(const AutotuneSpec &spec) const;
+  /// Triton's Python callables of @triton.autotune (pre_hook, post_hook,
+  /// prune_configs_by) as C++ callbacks. Not synchronized with launches.
+  void set_autotune_callbacks(AutotuneCallbacks callbacks) const;
   /// The names `@triton.heuristics` computes at each launch, in order.
   std::vector<std::string> heuristics() const;
 
@@ -83,8 +96,13 @@ public:
   LaunchResult run(std::span<const Arg> args, Grid grid, Stream stream = nullptr) const;
   LaunchResult run(std::span<const Arg> args, const GridFn &grid, Stream stream = nullptr) const;
   /// Compiles (or finds) the binary for these arguments without launching.
-  /// Pointer arguments may be Arg::mock(dtype).
+  /// Pointer arguments may be Arg::mock(dtype). An autotuned kernel whose
+  /// meta-parameters are left to tuning compiles the choice stored for the
+  /// arguments' tuning key (the tuning cache: `kiln tune`, or an earlier
+  /// process), or every config when none is stored, as Triton's warmup
+  /// does; this returns the first, warmup_all every one.
   LaunchResult warmup(std::span<const Arg> args) const;
+  std::vector<LaunchResult> warmup_all(std::span<const Arg> args) const;
   template <class... A> LaunchResult warmup_with(A &&...args) const {
     const std::array<Arg, sizeof...(A)> packed{Arg(std::forward<A>(args))...};
     return warmup(packed);

@@ -1,7 +1,9 @@
 // `kiln warmup FILE.jsonl [--threads N]` (shared/CLI.md): batch-compile the
 // specializations of a file on the async compile pool, so that later
 // launches are cache hits. One bad line is reported with its number and does
-// not stop the rest.
+// not stop the rest. A line of an autotuned kernel that leaves its
+// meta-parameters to tuning compiles the config stored for its tuning key
+// (`kiln tune`), or every config when none is stored; each is counted.
 #include "tools/kiln/warmup_command.hpp"
 
 #include <unistd.h>
@@ -130,7 +132,9 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
         runtime::SpecStorage storage; // what the Args point into
         std::vector<Arg> args = runtime::args_from_specs(*kernel.impl(), j["args"], storage);
         runtime::append_option_args(j.value("options", nlohmann::json()), storage, args);
-        submitted.push_back({n, kernel.warmup(args)});
+        // An autotuned kernel left to tuning: the stored choice, or every config.
+        for (LaunchResult &r : kernel.warmup_all(args))
+          submitted.push_back({n, std::move(r)});
       } catch (const std::exception &e) {
         errors.push_back({n, e.what()});
       }
