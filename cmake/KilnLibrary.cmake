@@ -7,8 +7,13 @@ if(KILN_SHARED)
     message(FATAL_ERROR "KILN_SHARED=ON needs position-independent objects: configure a fresh build dir "
                         "with -DKILN_SHARED=ON (it sets CMAKE_POSITION_INDEPENDENT_CODE before the layers)")
   endif()
-  add_library(kiln_kiln SHARED ${PROJECT_SOURCE_DIR}/runtime/shared_library.cpp)
-  target_link_libraries(kiln_kiln PRIVATE "$<LINK_LIBRARY:WHOLE_ARCHIVE,kiln_runtime,kiln_async,kiln_compiler>")
+  # Every object of the three layers (the whole API, not only what the
+  # library itself calls); the layers' archives after them add nothing but
+  # their link interface (LLVM, oneTBB, OpenSSL, hiredis).
+  add_library(kiln_kiln SHARED ${PROJECT_SOURCE_DIR}/runtime/shared_library.cpp
+    $<TARGET_OBJECTS:kiln_runtime> $<TARGET_OBJECTS:kiln_async> $<TARGET_OBJECTS:kiln_compiler>
+    $<TARGET_OBJECTS:kiln_compiler_llvm>)
+  target_link_libraries(kiln_kiln PRIVATE kiln_runtime)
   target_include_directories(kiln_kiln PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
                                               $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_compile_features(kiln_kiln PUBLIC cxx_std_20)
@@ -30,5 +35,12 @@ add_library(kiln::kiln ALIAS kiln_kiln)
 # layers whatever KILN_SHARED says. Never installed or exported.
 add_library(kiln_internal INTERFACE)
 target_include_directories(kiln_internal INTERFACE ${PROJECT_SOURCE_DIR})
-target_include_directories(kiln_internal SYSTEM INTERFACE ${KILN_CUDA_INCLUDE})
+if(KILN_CUDA_INCLUDE)
+  target_include_directories(kiln_internal SYSTEM INTERFACE ${KILN_CUDA_INCLUDE})
+  target_compile_definitions(kiln_internal INTERFACE KILN_HAVE_CUDA_H)
+endif()
+if(KILN_NVJITLINK_INCLUDE)
+  target_include_directories(kiln_internal SYSTEM INTERFACE ${KILN_NVJITLINK_INCLUDE})
+  target_compile_definitions(kiln_internal INTERFACE KILN_HAVE_NVJITLINK_H)
+endif()
 target_link_libraries(kiln_internal INTERFACE kiln_runtime nlohmann_json::nlohmann_json)

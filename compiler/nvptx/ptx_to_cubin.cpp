@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include <nvJitLink.h>
+#include "compiler/nvptx/nvjitlink_types.hpp"
 
 #include "kiln/error.hpp"
 
