@@ -460,6 +460,7 @@ TEST_CASE("cli: `kiln help [COMMAND]` prints the help, and a misspelt command ge
   r = run_kiln({"help", "run"}, true);
   CHECK(r.status == 0);
   CHECK(contains(r.out, "--grid"));
+  CHECK(contains(r.out, "Usage: kiln run"));
   r = run_kiln({"help", "rnu"}, true);
   CHECK(r.status == kiln::cli::kExitUsage);
   CHECK(contains(r.err, "'rnu' is not a kiln command; did you mean 'run'?"));

@@ -229,7 +229,7 @@ int print_help(CLI::App &app, int argc, const char *const *argv, std::ostream &o
   const std::vector<std::string_view> names = command_names(app);
   if (std::find(names.begin(), names.end(), std::string_view(argv[2])) == names.end())
     throw UsageError(unknown_command(app, argv[2]));
-  out << app.get_subcommand(argv[2])->help();
+  out << app.get_subcommand(argv[2])->help(app.get_name());
   return kExitOk;
 }
 
