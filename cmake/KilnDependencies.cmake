@@ -22,9 +22,12 @@ llvm_map_components_to_libnames(KILN_LLVM_LIBS
   nvptxcodegen nvptxdesc nvptxinfo
   x86codegen x86asmparser x86desc x86info)
 
+# LLVM's headers and definitions, for kiln's own sources only: kiln_compiler
+# links it as $<BUILD_INTERFACE:...> so no LLVM include path or -D reaches a
+# user of kiln; the LLVM libraries themselves are linked on their own
+# (KILN_LLVM_LIBS), link-only.
 add_library(kiln_llvm INTERFACE)
 target_include_directories(kiln_llvm SYSTEM INTERFACE ${LLVM_INCLUDE_DIRS})
 separate_arguments(KILN_LLVM_DEFS NATIVE_COMMAND "${LLVM_DEFINITIONS}")
 target_compile_definitions(kiln_llvm INTERFACE ${KILN_LLVM_DEFS})
-target_link_libraries(kiln_llvm INTERFACE ${KILN_LLVM_LIBS})
 target_link_options(kiln_llvm INTERFACE -Wl,--as-needed)

@@ -19,7 +19,8 @@ int main(int argc, char **argv) {
       x[i] = 0.5f * i;
       y[i] = 2.0f * i;
     }
-    kiln::LaunchResult r = add[{kiln::cdiv(n, 1024)}](x.data(), y.data(), out.data(), n, kiln::arg("BLOCK", 1024));
+    kiln::LaunchResult r =
+        add[{kiln::cdiv(n, 1024)}](x.data(), y.data(), out.data(), n, kiln::arg("BLOCK", 1024));
 
     int wrong = 0;
     for (int i = 0; i < n; ++i)

@@ -1,7 +1,10 @@
 // Binding a launch's arguments to parameters (the seed's binder): positional
 // and named arguments, options, decorator-supplied values, defaults.
 #include <cstring>
+#include <string_view>
+#include <vector>
 
+#include "compiler/support/closest_name.hpp"
 #include "kiln/error.hpp"
 #include "runtime/jit_function.hpp"
 
@@ -103,6 +106,15 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
   return true;
 }
 
+/// What a keyword may name, for "did you mean" (an error path only).
+std::vector<std::string_view> names_and_options(const std::vector<KernelParam> &params) {
+  std::vector<std::string_view> names = {"num_warps", "num_stages", "num_ctas", "enable_fp_fusion",
+                                         "debug"};
+  for (const KernelParam &p : params)
+    names.push_back(p.name);
+  return names;
+}
+
 } // namespace
 
 void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
@@ -129,7 +141,8 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
     if (!apply_option(a, b.options, info_.name))
       throw ArgumentError(std::string("Keyword argument ") + a.name() +
                           " was specified but unrecognised (" + info_.name +
-                          " has no parameter or option of that name)");
+                          " has no parameter or option of that name" +
+                          did_you_mean(a.name(), names_and_options(params_)) + ")");
   }
   // @jit(debug=True) and KILN_DEBUG turn debug on unless the launch says
   // otherwise (as in Triton, the launch's own option wins).

@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "compiler/support/closest_name.hpp"
 #include "kiln/error.hpp"
 #include "kiln/module.hpp"
 #include "runtime/jit_function.hpp"
@@ -153,8 +154,13 @@ std::vector<Arg> args_from_specs(const JitFunction &fn, const nlohmann::json &sp
     for (const KernelParam &q : fn.params())
       if (q.name == name)
         p = &q;
-    if (!p)
-      throw ArgumentError(fn.name() + " has no parameter '" + name + "'");
+    if (!p) {
+      std::vector<std::string_view> names;
+      for (const KernelParam &q : fn.params())
+        names.push_back(q.name);
+      throw ArgumentError(fn.name() + " has no parameter '" + name + "'" +
+                          did_you_mean(name, names));
+    }
     const char *key = storage.strings.emplace_back(name).c_str();
     out.push_back(arg(key, spec_arg(fn, name, p->is_constexpr, spec, storage)));
   }

@@ -17,6 +17,7 @@
 
 #include "kiln/error.hpp"
 #include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/compile_command.hpp"
 #include "tools/kiln/host_tensor.hpp"
 #include "tools/kiln/run_command.hpp"
 #include "tools/kiln/stage_times.hpp"
@@ -46,16 +47,21 @@ ArgValue classify(const std::string &value, std::vector<std::string> functions =
   return kiln::cli::classify_value("x", value, functions);
 }
 
-/// Runs `kiln ARGS...` with only the run subcommand registered.
+/// Runs `kiln ARGS...` with only the run subcommand registered, or (`more`)
+/// compile and a hidden subcommand too.
 struct CliRun {
   int status = -1;
   std::string out, err;
 };
-CliRun run_kiln(std::vector<const char *> args) {
+CliRun run_kiln(std::vector<const char *> args, bool more = false) {
   CLI::App app{"kiln test", "kiln"};
   app.require_subcommand(1);
   kiln::cli::CommonOptions common;
   kiln::cli::add_run_command(app, common);
+  if (more) {
+    kiln::cli::add_compile_command(app, common);
+    app.add_subcommand("__hidden", "internal")->group("");
+  }
   args.insert(args.begin(), "kiln");
   std::ostringstream out, err;
   CliRun r;
@@ -444,4 +450,70 @@ TEST_CASE("cli: compile times by stage: the first compile's, and the median, min
   CHECK(contains(out.str(), "compile time by stage, ms (test)"));
   CHECK(contains(out.str(), "median (min-max) of 3"));
   CHECK(contains(out.str(), "20.00 (10.00-30.00)"));
+}
+
+TEST_CASE("cli: `kiln help [COMMAND]` prints the help, and a misspelt command gets a suggestion") {
+  CliRun r = run_kiln({"help"}, true);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "compile"));
+  CHECK_FALSE(contains(r.out, "__hidden"));
+  r = run_kiln({"help", "run"}, true);
+  CHECK(r.status == 0);
+  CHECK(contains(r.out, "--grid"));
+  CHECK(contains(r.out, "Usage: kiln run"));
+  r = run_kiln({"help", "rnu"}, true);
+  CHECK(r.status == kiln::cli::kExitUsage);
+  CHECK(contains(r.err, "'rnu' is not a kiln command; did you mean 'run'?"));
+  r = run_kiln({"complie"}, true);
+  CHECK(contains(r.err, "did you mean 'compile'?"));
+  // Far from every command: the list, without the hidden one.
+  r = run_kiln({"frobnicate"}, true);
+  CHECK(contains(r.err, "the commands are run, compile"));
+  CHECK_FALSE(contains(r.err, "__hidden"));
+}
+
+TEST_CASE("cli: a misspelt option gets a suggestion") {
+  CliRun r = run_kiln({"run", "k.py", "add", "--grdi", "1"}, true);
+  CHECK(r.status == kiln::cli::kExitUsage);
+  CHECK(contains(r.err, "did you mean '--grid'?"));
+  r = run_kiln({"compile", "k.py", "add", "--num-wraps", "4"}, true);
+  CHECK(contains(r.err, "did you mean '--num-warps'?"));
+  r = run_kiln({"run", "k.py", "add", "--grid", "1", "--frobnicate"}, true);
+  CHECK(r.status == kiln::cli::kExitUsage);
+  CHECK_FALSE(contains(r.err, "did you mean"));
+}
+
+TEST_CASE("cli: under --json a failure still prints one JSON object on stdout") {
+  CliRun r = run_kiln({"run", "k.py", "add", "--json"}, true);
+  CHECK(r.status == kiln::cli::kExitUsage);
+  CHECK(contains(r.err, "error: --grid is required"));
+  CHECK(r.out.starts_with("{\"error\":\""));
+  CHECK(contains(r.out, "--grid is required"));
+  CHECK(r.out.ends_with("\"exit_code\":2}\n"));
+  r = run_kiln({"run", "/nonexistent/k.py", "add", "--grid", "1", "--json"}, true);
+  CHECK(r.status == kiln::cli::kExitFailure);
+  CHECK(r.out.starts_with("{\"error\":\""));
+  CHECK(contains(r.out, "\"exit_code\":1"));
+  // Without --json stdout stays empty.
+  CHECK(run_kiln({"run", "k.py", "add"}, true).out.empty());
+}
+
+TEST_CASE("cli: --target cuda:sm_NN[a]: sm_90a is sm_90's wgmma target; what LLVM 19 lacks is one "
+          "usage error") {
+  struct Target {
+    const char *target;
+    const char *says;
+  };
+  const Target cases[] = {
+      {"cuda:sm_100", "LLVM 19's NVPTX backend does not know sm_100"},
+      {"cuda:sm_80a", "'a' after sm_80"},
+      {"cuda:sm_90x", "'x' after sm_90"},
+      {"cuda:sm_4", "needs a compute capability"},
+  };
+  for (const Target &t : cases) {
+    const CliRun r = run_kiln({"compile", "k.py", "add", "--target", t.target}, true);
+    CAPTURE(r.err);
+    CHECK(r.status == kiln::cli::kExitUsage);
+    CHECK(contains(r.err, t.says));
+  }
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/nvptx/nvjitlink_types.hpp"
 #include "kiln/error.hpp"
 #include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -16,6 +17,33 @@
 namespace {
 
 using kiln::runtime::cuda::CudaApi;
+
+#ifdef KILN_HAVE_CUDA_H
+// What runtime/cuda/cuda_types.hpp declares where there is no cuda.h must be
+// cuda.h's own values: they are the driver's ABI.
+namespace abi = kiln::runtime::cuda::abi;
+static_assert(CUDA_SUCCESS == abi::success &&
+              CUDA_ERROR_INVALID_VALUE == abi::error_invalid_value &&
+              CUDA_ERROR_NOT_FOUND == abi::error_not_found &&
+              CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES == abi::error_launch_out_of_resources);
+static_assert(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ==
+                  abi::device_attribute_compute_capability_major &&
+              CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ==
+                  abi::device_attribute_compute_capability_minor);
+static_assert(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ==
+              abi::func_attribute_max_dynamic_shared_size_bytes);
+static_assert(CU_POINTER_ATTRIBUTE_MEMORY_TYPE == abi::pointer_attribute_memory_type &&
+              CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL == abi::pointer_attribute_device_ordinal &&
+              CU_MEMORYTYPE_DEVICE == abi::memorytype_device &&
+              CU_EVENT_DEFAULT == abi::event_default);
+static_assert(sizeof(CUdeviceptr) == 8 && sizeof(CUdevice) == sizeof(int) &&
+              sizeof(CUresult) == sizeof(int));
+#endif
+#ifdef KILN_HAVE_NVJITLINK_H
+namespace nvjitlink_abi = kiln::compiler::nvjitlink_abi;
+static_assert(NVJITLINK_SUCCESS == nvjitlink_abi::success &&
+              NVJITLINK_INPUT_PTX == nvjitlink_abi::input_ptx);
+#endif
 
 /// What the fake driver saw.
 struct Recorder {

@@ -247,6 +247,22 @@ TEST_CASE("issue 17.4: grids beyond CUDA's limits are usage errors in kiln run")
   CHECK(contains(c.output, "x at most 2147483647, y and z at most 65535"));
 }
 
+TEST_CASE("issue 14: a too-small output array in kiln run on the cpu is an error naming it, not a "
+          "crash") {
+  const std::string words =
+      "run " KILN_SHARED_DIR "/kernels/vector_add.py add_kernel --grid 10 --backend cpu "
+      "x_ptr=zeros:10007:f32 y_ptr=zeros:10007:f32 out_ptr=zeros:100:f32 n=10007 BLOCK=1024";
+  Child c = run_kiln(words);
+  CAPTURE(c.output);
+  CHECK(c.status == 1);
+  CHECK(contains(c.output, "out-of-bounds store"));
+  CHECK(contains(c.output, "'out_ptr'"));
+  c = run_kiln(
+      "run " KILN_SHARED_DIR "/kernels/vector_add.py add_kernel --grid 10 --backend cpu "
+      "x_ptr=zeros:10007:f32 y_ptr=zeros:10007:f32 out_ptr=zeros:10007:f32 n=10007 BLOCK=1024");
+  CHECK(c.status == 0);
+}
+
 TEST_CASE("issue 17.4: Grid refuses negative and oversized axes; a launch refuses one beyond the "
           "limits") {
   using kiln::Grid;
@@ -366,6 +382,39 @@ TEST_CASE("issue 17.9: usage errors of kiln compile exit 2: a NAME given twice, 
     CHECK(c.status == 2);
     CHECK(contains(c.output, "'3' is not a power of two from 1 to 32"));
   }
+}
+
+TEST_CASE(
+    "issue 14: kiln compile takes num_warps=N as kiln run does, and names a misspelt parameter") {
+  const std::string file = write_temp("good.py", long_sum_kernel(3));
+  Child c = run_kiln("compile " + file + " k 'x_ptr=*i32' BLOCK=16 num_warps=8 --emit ir");
+  CAPTURE(c.output);
+  CHECK(c.status == 0);
+  c = run_kiln("compile --num-warps 4 " + file + " k 'x_ptr=*i32' BLOCK=16 num_warps=8");
+  CHECK(c.status == 2);
+  CHECK(contains(c.output, "num_warps is given both as --num-warps and as num_warps="));
+  c = run_kiln("compile " + file + " k 'x_ptr=*i32' BLOCK=16 debug=maybe");
+  CHECK(c.status == 2);
+  c = run_kiln("compile " + file + " k 'x_ptr=*i32' BLCK=16");
+  CHECK(c.status == 2);
+  CHECK(contains(c.output, "k has no parameter 'BLCK'; did you mean 'BLOCK'?"));
+  c = run_kiln("run " + file + " k --grid 1 x_ptr=zeros:16:i32 BLCK=16");
+  CHECK(c.status != 0);
+  CHECK(contains(c.output, "did you mean 'BLOCK'?"));
+}
+
+TEST_CASE("issue 14: kiln warmup's summary on one thread, and -v's compile times by stage") {
+  const std::string kernel = write_temp("good.py", long_sum_kernel(3));
+  const std::string jsonl =
+      write_temp("specs.jsonl",
+                 "{\"file\": \"" + kernel +
+                     "\", \"kernel\": \"k\", \"args\": {\"x_ptr\": \"*i32\", \"BLOCK\": 16}}\n");
+  const Child c = run_kiln("warmup " + jsonl + " --threads 1 --no-cache -v");
+  CAPTURE(c.output);
+  CHECK(c.status == 0);
+  CHECK(contains(c.output, "on 1 compile thread\n"));
+  CHECK_FALSE(contains(c.output, "over one thread"));
+  CHECK(contains(c.output, "compile time by stage"));
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/frontend/ir_gen_args.hpp"
+#include "compiler/support/closest_name.hpp"
 
 namespace kiln::frontend {
 
@@ -972,25 +973,6 @@ void check_signature(IrGen &g, const std::string &name, const CallArgs &a) {
   }
 }
 
-/// Edit distance with adjacent transpositions counted as one edit (optimal
-/// string alignment), for "did you mean" on a misspelt builtin: "laod" is
-/// one edit from "load".
-size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i)
-    d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j)
-    d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min(
-          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
-
 /// Builtins of triton.language that kiln does not implement: a call of one
 /// is "not supported yet", not taken for a misspelling of a supported one
 /// (even when a supported builtin is only a few edits away).
@@ -1002,21 +984,12 @@ constexpr std::string_view kUnsupportedTritonBuiltins[] = {"tensor"};
 std::string closest_builtin(const std::string &name) {
   const size_t dot = name.find('.');
   const std::string ns = name.substr(0, dot + 1);
-  const std::string_view member = std::string_view(name).substr(dot + 1);
-  std::string best;
-  size_t best_distance = member.size() <= 5 ? 2 : 3; // first distance too far
-  for (const auto &entry : handlers()) {
-    if (entry.first.compare(0, ns.size(), ns) != 0)
-      continue;
-    const size_t d = edit_distance(member, std::string_view(entry.first).substr(ns.size()));
-    // Ties go to the alphabetically first name, so the message does not
-    // depend on the hash table's order.
-    if (d < best_distance || (d == best_distance && !best.empty() && entry.first < best)) {
-      best_distance = d;
-      best = entry.first;
-    }
-  }
-  return best;
+  std::vector<std::string_view> members;
+  for (const auto &entry : handlers())
+    if (entry.first.compare(0, ns.size(), ns) == 0)
+      members.push_back(std::string_view(entry.first).substr(ns.size()));
+  const std::string best = closest_name(std::string_view(name).substr(dot + 1), members);
+  return best.empty() ? best : ns + best;
 }
 
 } // namespace

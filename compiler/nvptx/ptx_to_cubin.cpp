@@ -12,7 +12,7 @@
 #include <mutex>
 #include <sstream>
 
-#include <nvJitLink.h>
+#include "compiler/nvptx/nvjitlink_types.hpp"
 
 #include "compiler/nvptx/assembler_threads.hpp"
 #include "kiln/error.hpp"

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include <cuda.h>
+#include "runtime/cuda/cuda_types.hpp"
 
 namespace kiln::runtime::cuda {
 

@@ -1,14 +1,18 @@
 #include "tools/kiln/cli_common.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <functional>
 #include <ostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include "compiler/support/closest_name.hpp"
 #include "kiln/error.hpp"
 
 namespace kiln::cli {
@@ -157,36 +161,123 @@ std::string one_line(std::string s) {
   return s;
 }
 
-/// "'frobnicate' is not a kiln command; ..." when argv names no subcommand
-/// (CLI11 itself would only say that one is required), else empty.
+/// The subcommands people use: not the hidden ones (group ""), which are
+/// kiln's own (bench's __bench-cold child).
+std::vector<std::string_view> command_names(const CLI::App &app) {
+  std::vector<std::string_view> names;
+  const std::function<bool(const CLI::App *)> all;
+  for (const CLI::App *sub : app.get_subcommands(all))
+    if (!sub->get_group().empty())
+      names.push_back(sub->get_name());
+  return names;
+}
+
+std::string join(const std::vector<std::string_view> &names) {
+  std::string text;
+  for (std::string_view n : names)
+    text.append(text.empty() ? "" : ", ").append(n);
+  return text;
+}
+
+/// "'frobnicate' is not a kiln command; ..." when `word` names no subcommand.
+std::string unknown_command(const CLI::App &app, std::string_view word) {
+  const std::vector<std::string_view> names = command_names(app);
+  const std::string near = closest_name(word, names);
+  return "'" + std::string(word) + "' is not a kiln command; " +
+         (near.empty() ? "the commands are " + join(names) : "did you mean '" + near + "'?");
+}
+
+/// The same when argv names no subcommand (CLI11 itself would only say that
+/// one is required), else empty.
 std::string unknown_command(const CLI::App &app, int argc, const char *const *argv) {
   if (!app.get_subcommands().empty() || argc < 2 || argv[1][0] == '-')
     return {};
-  std::string names;
-  const std::function<bool(const CLI::App *)> all;
-  for (const CLI::App *sub : app.get_subcommands(all))
-    names.append(names.empty() ? "" : ", ").append(sub->get_name());
-  return "'" + std::string(argv[1]) + "' is not a kiln command; the commands are " + names;
+  return unknown_command(app, argv[1]);
+}
+
+/// "'--grdi' is not an option of kiln run; did you mean '--grid'?" for the
+/// first --option of argv that the chosen subcommand lacks and that is close
+/// to one it has, else empty. It goes first: CLI11 may have stopped at what
+/// the misspelling left out ("--grid is required").
+std::string misspelt_option(const CLI::App &app, int argc, const char *const *argv) {
+  const std::vector<CLI::App *> chosen = app.get_subcommands();
+  const CLI::App &sub = chosen.empty() ? app : *chosen.front();
+  std::vector<std::string> known;
+  for (const CLI::App *a : {&app, &sub})
+    for (const CLI::Option *o : a->get_options())
+      for (const std::string &n : o->get_lnames())
+        known.push_back("--" + n);
+  const std::vector<std::string_view> names(known.begin(), known.end());
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view word =
+        std::string_view(argv[i]).substr(0, std::string_view(argv[i]).find('='));
+    if (word.size() > 2 && word.substr(0, 2) == "--" &&
+        std::find(names.begin(), names.end(), word) == names.end())
+      if (const std::string near = closest_name(word, names); !near.empty())
+        return "'" + std::string(word) + "' is not an option of " + help_command(app) +
+               "; did you mean '" + near + "'?";
+  }
+  return {};
+}
+
+/// `kiln help [COMMAND]`: the --help of kiln or of that command.
+int print_help(CLI::App &app, int argc, const char *const *argv, std::ostream &out) {
+  if (argc < 3) {
+    out << app.help();
+    return kExitOk;
+  }
+  const std::vector<std::string_view> names = command_names(app);
+  if (std::find(names.begin(), names.end(), std::string_view(argv[2])) == names.end())
+    throw UsageError(unknown_command(app, argv[2]));
+  out << app.get_subcommand(argv[2])->help(app.get_name());
+  return kExitOk;
+}
+
+bool wants_json(int argc, const char *const *argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string_view(argv[i]) == "--json")
+      return true;
+  return false;
+}
+
+/// Under --json a failed command still prints one JSON document on stdout:
+/// {"error": "<the sentence of stderr's first line>", "exit_code": N}.
+int with_json_error(int status, const std::string &reported, bool json, std::ostream &out,
+                    std::ostream &err) {
+  err << reported;
+  if (json && status != kExitOk && !reported.empty()) {
+    std::string sentence = reported.substr(0, reported.find('\n'));
+    if (sentence.rfind("error: ", 0) == 0)
+      sentence.erase(0, 7);
+    out << nlohmann::json{{"error", sentence}, {"exit_code", status}}.dump() << '\n';
+  }
+  return status;
 }
 
 } // namespace
 
 int run_cli(CLI::App &app, int argc, const char *const *argv, std::ostream &out,
             std::ostream &err) {
+  std::ostringstream reported; // stderr, also read back for --json's error object
+  int status = kExitOk;
   try {
+    if (argc >= 2 && std::string_view(argv[1]) == "help")
+      return print_help(app, argc, argv, out);
     app.parse(argc, argv);
-    return kExitOk;
   } catch (const CLI::Success &s) {
     // --help, --help-all, --version: CLI11 formats them.
     return app.exit(s, out, err);
   } catch (const CLI::ParseError &p) {
-    const std::string unknown = unknown_command(app, argc, argv);
-    print_error(err, unknown.empty() ? one_line(p.what()) : unknown,
+    std::string sentence = unknown_command(app, argc, argv);
+    if (sentence.empty())
+      sentence = misspelt_option(app, argc, argv);
+    print_error(reported, sentence.empty() ? one_line(p.what()) : sentence,
                 "run '" + help_command(app) + " --help'");
-    return kExitUsage;
+    status = kExitUsage;
   } catch (...) {
-    return report_exception(std::current_exception(), err, help_command(app));
+    status = report_exception(std::current_exception(), reported, help_command(app));
   }
+  return with_json_error(status, reported.str(), wants_json(argc, argv), out, err);
 }
 
 } // namespace kiln::cli

@@ -5,11 +5,13 @@
 #include "tools/kiln/compile_command.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -94,15 +96,61 @@ const std::vector<std::string> &stages_for(const std::string &emit) {
   return one;
 }
 
+bool is_launch_option(const std::string &name) {
+  return name == "num_warps" || name == "num_stages" || name == "num_ctas" ||
+         name == "enable_fp_fusion" || name == "debug";
+}
+
+/// NAME=VALUE of a launch option as JSON (the runtime checks the range).
+nlohmann::json option_value(const std::string &name, const std::string &value) {
+  if (name == "debug" || name == "enable_fp_fusion") {
+    if (value == "True" || value == "true" || value == "1")
+      return true;
+    if (value == "False" || value == "false" || value == "0")
+      return false;
+    throw UsageError(name + "=" + value + ": " + name + " is True or False");
+  }
+  int v = 0;
+  const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (ec != std::errc() || p != value.data() + value.size())
+    throw UsageError(name + "=" + value + ": " + name + " is an integer");
+  return v;
+}
+
+/// The processors LLVM 19's NVPTX backend knows from sm_50 on (`llc
+/// -march=nvptx64 -mcpu=help`); a newer one gets one clear error instead of
+/// LLVM's warning per compile stage and a failed link.
+constexpr int kLlvmCudaArchs[] = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90};
+
+/// "cuda:sm_90" or "cuda:sm_90a" (the same target: kiln uses wgmma, and so
+/// sm_90a, on sm_90 unless KILN_DISABLE_WGMMA says not to).
+compiler::Target cuda_target(const std::string &text) {
+  int sm = 0, used = 0;
+  if (std::sscanf(text.c_str(), "cuda:sm_%d%n", &sm, &used) != 1 || sm < 50)
+    throw UsageError("--target cuda needs a compute capability, e.g. cuda:sm_90, not '" + text +
+                     "'");
+  const std::string suffix = text.substr(static_cast<size_t>(used));
+  if (!suffix.empty() && !(suffix == "a" && sm == 90))
+    throw UsageError("--target " + text + ": '" + suffix + "' after sm_" + std::to_string(sm) +
+                     " is no architecture kiln targets (sm_90a is the one suffix)");
+  if (std::find(std::begin(kLlvmCudaArchs), std::end(kLlvmCudaArchs), sm) ==
+      std::end(kLlvmCudaArchs))
+    throw UsageError("--target " + text + ": LLVM 19's NVPTX backend does not know sm_" +
+                     std::to_string(sm) +
+                     "; it targets sm_50 to sm_90 (PTX for sm_90 also runs on newer GPUs)");
+  compiler::Target t = compiler::Target::cuda(sm);
+  if (!suffix.empty() && !t.wgmma)
+    throw UsageError(
+        "--target cuda:sm_90a asks for wgmma, which KILN_DISABLE_WGMMA turns off; use cuda:sm_90");
+  return t;
+}
+
 void compile(const CompileOptions &o, const CommonOptions &common) {
   apply_common_options(common);
   compiler::Target target = compiler::Target::host();
   const bool gpu = o.target.rfind("cuda", 0) == 0;
   if (gpu) {
-    int sm = 0;
-    if (std::sscanf(o.target.c_str(), "cuda:sm_%d", &sm) != 1 || sm < 50)
-      throw UsageError("--target cuda needs a compute capability, e.g. cuda:sm_90, not '" + o.target + "'");
-    target = compiler::Target::cuda(sm);
+    target = cuda_target(o.target);
   } else if (o.target != "cpu") {
     throw UsageError("--target must be cpu or cuda:sm_NN, not '" + o.target + "'");
   }
@@ -116,12 +164,22 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     throw UsageError("--emit obj is the cpu target's binary; a cuda target emits ptx or cubin");
 
   nlohmann::json specs = nlohmann::json::object();
+  nlohmann::json options =
+      nlohmann::json::object(); // num_warps=8 as kiln run and warmup files spell it
   for (const std::string &word : o.specs) {
     const Assignment a = parse_assignment(word, "argument");
-    if (specs.contains(a.name))
+    if (specs.contains(a.name) || options.contains(a.name))
       throw UsageError("argument '" + a.name + "' is given twice");
-    specs[a.name] = spec_value(a.value);
+    if (is_launch_option(a.name))
+      options[a.name] = option_value(a.name, a.value);
+    else
+      specs[a.name] = spec_value(a.value);
   }
+  for (auto [flag, name, set] : {std::tuple{"--num-warps", "num_warps", o.num_warps != 0},
+                                 std::tuple{"--num-stages", "num_stages", o.num_stages != 0},
+                                 std::tuple{"--debug", "debug", o.debug}})
+    if (set && options.contains(name))
+      throw UsageError(std::string(name) + " is given both as " + flag + " and as " + name + "=");
   Module module = Module::from_file(o.file);
   Kernel kernel = module.kernel(o.kernel);
   runtime::SpecStorage storage; // what the Args point into
@@ -132,7 +190,6 @@ void compile(const CompileOptions &o, const CommonOptions &common) {
     throw UsageError(
         e.what()); // a NAME=SPEC word of the command line (exit 2, as kiln run's VALUEs)
   }
-  nlohmann::json options = nlohmann::json::object();
   if (o.num_warps)
     options["num_warps"] = o.num_warps;
   if (o.num_stages)

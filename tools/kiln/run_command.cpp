@@ -509,7 +509,13 @@ void bind(LaunchArgs &args, const CheckedWords &w, const std::vector<ArgValue> &
     args.add_option("num_warps", o.num_warps);
   if (o.has_num_stages)
     args.add_option("num_stages", o.num_stages);
-  if (o.debug)
+  // On the cpu `kiln run` owns every array, so it checks each load and
+  // store against them (debug=True) unless told otherwise (debug=False,
+  // KILN_DEBUG): a too-small output is an error naming the argument, not
+  // a corrupted heap.
+  const bool debug_given = std::any_of(w.assignments.begin(), w.assignments.end(),
+                                       [](const Assignment &a) { return a.name == "debug"; });
+  if (o.debug || (staging.backend() == Backend::cpu && !debug_given && !std::getenv("KILN_DEBUG")))
     args.add_option("debug", true);
 }
 
@@ -746,7 +752,10 @@ void add_launch_command(CLI::App &app, CommonOptions &common, bool tune) {
       sub->add_option("--num-warps", o->num_warps, "the num_warps option")->type_name("N"));
   CLI::Option *stages = require_at_least(
       sub->add_option("--num-stages", o->num_stages, "the num_stages option")->type_name("N"), 0);
-  sub->add_flag("--debug", o->debug, "compile with debug=True (checks device_assert)");
+  sub->add_flag("--debug", o->debug,
+                "compile with debug=True (checks device_assert; on the cpu, the default of kiln "
+                "run, also every "
+                "load and store against its arrays; debug=False turns it off)");
   // One value per --out: without allow_extra_args(false) CLI11 would swallow
   // the NAME=VALUE words that follow into the list.
   sub->add_option("--out", o->outs, "after the launch, write tensor NAME to a .npy file")

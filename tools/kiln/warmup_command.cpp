@@ -24,6 +24,7 @@
 #include "runtime/jit_function.hpp"
 #include "runtime/spec_args.hpp"
 #include "tools/kiln/cli_common.hpp"
+#include "tools/kiln/stage_times.hpp"
 
 namespace kiln::cli {
 
@@ -113,6 +114,7 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
   std::set<const void *> futures;        // to tell de-duplicated lines from compiles
   std::size_t cache_hits = 0, deduplicated = 0, compiled = 0;
   double serial_ms = 0;
+  StageTimes stages; // -v: compile time by stage over this run's compiles
   int threads = 0;
   {
     AsyncCompileMode mode(AsyncCompileMode::Config{common.threads, /*ignore_errors=*/true});
@@ -151,6 +153,7 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
         if (k) {
           ++compiled;
           serial_ms += k->total_ms();
+          stages.add(*k);
         } else {
           try {
             std::rethrow_exception(r.future.error());
@@ -179,11 +182,18 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
       std::cerr << o.file << ":" << e.line << ": " << e.message << "\n";
     std::printf("%zu specs: %zu compiled, %zu cache hits, %zu deduplicated, %zu failed\n", specs, compiled,
                 cache_hits, deduplicated, failed);
-    std::printf("wall time %.2f s on %d compile threads", wall_s, threads);
-    if (compiled && wall_s > 0)
-      std::printf(" (%.2fx over one thread, estimated from the sum of compile times, %.2f s)", serial_ms / 1000 / wall_s,
-                  serial_ms / 1000);
+    std::printf("wall time %.2f s on %d compile thread%s", wall_s, threads,
+                threads == 1 ? "" : "s");
+    // The sum of the compile times is what one thread would have needed;
+    // beside one thread's own wall time it says nothing.
+    if (compiled && wall_s > 0 && threads > 1)
+      std::printf(" (the compiles took %.2f s in all: %.2fx over one thread)", serial_ms / 1000,
+                  serial_ms / 1000 / wall_s);
     std::printf("\n");
+    if (common.verbosity > 0 && compiled) {
+      std::fflush(stdout);
+      stages.print(std::cout, "over the " + std::to_string(compiled) + " compiles of this run");
+    }
   }
   if (failed)
     throw ExitStatus{kExitFailure};

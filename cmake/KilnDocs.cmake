@@ -1,0 +1,13 @@
+# `cmake --build build --target docs`: the API reference from the `///`
+# comments of include/kiln/ (Doxygen, HTML into build/docs/html). Without
+# doxygen (Debian: apt-get install doxygen) the target says how to get it.
+find_program(KILN_DOXYGEN doxygen)
+if(KILN_DOXYGEN)
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/Doxyfile.in ${PROJECT_BINARY_DIR}/Doxyfile @ONLY)
+  add_custom_target(docs COMMAND ${KILN_DOXYGEN} ${PROJECT_BINARY_DIR}/Doxyfile
+    WORKING_DIRECTORY ${PROJECT_BINARY_DIR} COMMENT "API reference into ${PROJECT_BINARY_DIR}/docs/html"
+    VERBATIM)
+else()
+  add_custom_target(docs COMMAND ${CMAKE_COMMAND} -E echo
+    "kiln docs: doxygen not found (Debian: apt-get install doxygen), then re-run cmake" VERBATIM)
+endif()
