@@ -69,9 +69,14 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     plan_stage(a, 1, sa);
   if (!have_b)
     plan_stage(bm, 0, sb);
-  prepare(acc, *C);
-  std::vector<llvm::Value *> d(C->slots());
-  for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
+  // A dot into zeros (attention's qk) starts with D = A * B: no registers
+  // zeroed first.
+  const bool zeros = is_zero_splat(acc);
+  std::vector<llvm::Value *> d(C->slots(), llvm::PoisonValue::get(b_.getFloatTy()));
+  if (!zeros) {
+    prepare(acc, *C);
+    for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
+  }
   if (!have_a || !have_b) {
     const int64_t a_bytes = have_a ? 0 : (M * K * 2 + 1023) / 1024 * 1024;
     llvm::Value *base = scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * 2)));
@@ -114,14 +119,15 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
       }
       // Slots c | n tile << 2 | m tile << ...: an m tile's are the instruction's d0, d1, ...
       std::vector<llvm::Value *> part(d.begin() + mi * per_tile, d.begin() + (mi + 1) * per_tile);
-      part = target_->wgmma(kind, part, av, b_at, !sa.k_contig, !sb.k_contig);
+      part = target_->wgmma(kind, part, av, b_at, !sa.k_contig, !sb.k_contig, ks > 0 || !zeros);
       std::copy(part.begin(), part.end(), d.begin() + mi * per_tile);
     }
   }
   target_->wgmma_commit();
   // The copies of a future iteration of the pipeline feeding this dot go out
   // while its instructions run.
-  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end()))
+  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end() ||
+                          preloaded_.count(a) || preloaded_.count(bm)))
     std::exchange(deferred_issue_, nullptr)();
   d = target_->wgmma_wait(0, d);
   vals_[res] = slots_buffer(res->type, C, d);
