@@ -45,7 +45,7 @@ auto Lowering::scratch_aligned(unsigned bytes) -> llvm::Value * {
   return at ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at) : base;
 }
 
-auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
+auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
   Pipeline p;
   const ir::Op *step = op.operands[2]->def;
   if (!distributed_ || opts_.num_stages < 2 || !step || step->kind != OpKind::Constant ||
@@ -148,8 +148,13 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
   for (const PipeLoad &pl : p.loads)
     per_stage += pl.stage_bytes;
   p.stages = p.regs ? 2 : opts_.num_stages;
-  while (p.stages > 2 && p.stages * per_stage > kMaxRingBytes)
+  // A dot left in flight into the next iteration (defer_wgmma_waits) still
+  // reads its stage while that iteration refills the one num_stages - 1 on:
+  // one slot more keeps them apart.
+  const int spare = spare_slot && !p.regs ? 1 : 0;
+  while (p.stages > 2 && (p.stages + spare) * per_stage > kMaxRingBytes)
     --p.stages;
+  p.slots = p.stages + spare;
   p.loop = &op;
   return p;
 }
@@ -210,14 +215,14 @@ auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vecto
   }
   unsigned ring = 0, at = reserved_;
   for (const PipeLoad &pl : p.loads) {
-    ring += static_cast<unsigned>(pl.stage_bytes * p.stages);
+    ring += static_cast<unsigned>(pl.stage_bytes * p.slots);
     if (pl.wgmma)
       at = (reserved_ + 1023) / 1024 * 1024;
   }
   llvm::Value *base = target_->shared_memory(at + ring);
   for (PipeLoad &pl : p.loads) {
     pl.st.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at);
-    at += static_cast<unsigned>(pl.stage_bytes * p.stages);
+    at += static_cast<unsigned>(pl.stage_bytes * p.slots);
   }
   reserved_ = at;
   target_->barrier(); // the ring may hold what an earlier user left there
@@ -277,7 +282,7 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
     if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
       target_->fence_async_shared();
     target_->barrier(); // this stage has landed for every thread; the one refilled next is read
-    llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
+    llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.slots));
     llvm::Value *read = b_.CreateURem(p.count, n);
     for (const PipeLoad &pl : p.loads) {
       Staged st = pl.st;
@@ -310,7 +315,7 @@ auto Lowering::pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::ve
     for (const ir::Value *r : o->results)
       save(r);
   const int d = p.stages - 1;
-  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
+  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.slots));
   llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
   llvm::Value *ahead =

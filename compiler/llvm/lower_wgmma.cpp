@@ -129,9 +129,87 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end() ||
                           preloaded_.count(a) || preloaded_.count(bm)))
     std::exchange(deferred_issue_, nullptr)();
-  d = target_->wgmma_wait(0, d);
+  // Left in flight only reading the pipeline's ring (whose spare slot
+  // nothing refills meanwhile) and registers: scratch is rewritten by the
+  // next dot.
+  if (!wgmma_no_wait_.count(&op) || !have_a || !have_b) {
+    // Values of an earlier dot still in flight (defer_wgmma_waits) pass
+    // through this wait too.
+    std::vector<std::pair<const ir::Value *, size_t>> more;
+    for (const ir::Value *v : wgmma_await_[&op]) {
+      const Lowered &l = vals_.at(v);
+      std::vector<llvm::Value *> s = slot_values(v, l);
+      more.emplace_back(v, s.size());
+      d.insert(d.end(), s.begin(), s.end());
+    }
+    d = target_->wgmma_wait(0, d);
+    for (auto it = more.rbegin(); it != more.rend(); ++it) {
+      const Lowered held = vals_.at(it->first);
+      std::vector<llvm::Value *> s(d.end() - static_cast<int64_t>(it->second), d.end());
+      d.resize(d.size() - it->second);
+      vals_[it->first] = slots_buffer(it->first->type, held.map, s);
+    }
+  }
   vals_[res] = slots_buffer(res->type, C, d);
   wgmma_acc_regs_ += C->slots();
+}
+
+auto Lowering::defer_wgmma_waits(const ir::Op &loop) -> std::vector<size_t> {
+  const ir::Block &body = *loop.regions[0];
+  const ir::Op &yield = *body.ops.back();
+  std::unordered_map<const ir::Op *, size_t> pos;
+  for (const ir::Op *o : body.ops)
+    pos[o] = pos.size();
+  auto is_wgmma = [&](const ir::Op *o) {
+    return o && o->kind == OpKind::Dot && pos.count(o) &&
+           plan_->layout(o->result())->kind == gpu::Encoding::Kind::Mma && plan_->wgmma(*o) &&
+           (o->operands[0]->type.elem == DType::f16 || o->operands[0]->type.elem == DType::bf16);
+  };
+  // Whether a top-level op reads `v`, itself or in its regions.
+  std::function<bool(const ir::Op &, const ir::Value *)> reads = [&](const ir::Op &o,
+                                                                     const ir::Value *v) {
+    if (std::find(o.operands.begin(), o.operands.end(), v) != o.operands.end())
+      return true;
+    for (const ir::Block *r : o.regions)
+      for (const ir::Op *n : r->ops)
+        if (reads(*n, v))
+          return true;
+    return false;
+  };
+  std::vector<size_t> out;
+  for (size_t k = 0; k < yield.operands.size(); ++k) {
+    const ir::Value *y = yield.operands[k], *arg = body.args[k + 1];
+    const ir::Op *dot = y->def;
+    if (!is_wgmma(dot) || uses_[y] != 1 || dot_acc_.count(y) || wgmma_no_wait_.count(dot))
+      continue;
+    // The first wgmma dot of the body, before every reader of the carried value.
+    const ir::Op *first = nullptr;
+    for (const ir::Op *o : body.ops)
+      if (is_wgmma(o)) {
+        first = o;
+        break;
+      }
+    if (!first || first == dot || pos[first] > pos[dot] || reads(*first, arg))
+      continue;
+    bool later = true;
+    for (const ir::Op *o : body.ops)
+      if (pos[o] <= pos[first] && reads(*o, arg))
+        later = false;
+    if (!later)
+      continue;
+    wgmma_no_wait_.insert(dot);
+    wgmma_await_[first].push_back(arg);
+    out.push_back(k);
+  }
+  return out;
+}
+
+auto Lowering::await_wgmma_results(const ir::Op &loop, const std::vector<size_t> &carried) -> void {
+  for (size_t k : carried) {
+    const ir::Value *r = loop.results[k];
+    const Lowered held = vals_.at(r);
+    vals_[r] = slots_buffer(r->type, held.map, target_->wgmma_wait(0, slot_values(r, held)));
+  }
 }
 
 auto Lowering::cap_registers_for_wgmma() -> void {

@@ -426,6 +426,15 @@ private:
   /// another's instructions run.
   void cap_registers_for_wgmma();
   int64_t wgmma_acc_regs_ = 0; ///< f32 accumulator registers per thread of the wgmma dots
+  /// A loop whose wgmma dot only feeds a carried value read after another
+  /// wgmma dot of the next iteration (attention's acc after qk): that dot is
+  /// not waited for, the other's wait covers the carried value too, so the
+  /// first runs while the next iteration starts. Gives the carried indices.
+  std::vector<size_t> defer_wgmma_waits(const ir::Op &loop);
+  /// After such a loop: its results waited for.
+  void await_wgmma_results(const ir::Op &loop, const std::vector<size_t> &carried);
+  std::set<const ir::Op *> wgmma_no_wait_;
+  std::unordered_map<const ir::Op *, std::vector<const ir::Value *>> wgmma_await_;
 
   /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
   /// the dot accumulates into `acc` itself instead of zeros, and the add
@@ -504,7 +513,8 @@ private:
     bool wgmma = false; ///< read by wgmma: panel layout, fenced for the async proxy
   };
   struct Pipeline {
-    int stages = 0;
+    int stages = 0;    ///< iterations in flight: copies go stages - 1 ahead
+    int slots = 0;     ///< stages of the ring (stages, or one more)
     bool regs = false; ///< loaded into registers one iteration ahead, no ring
     std::vector<PipeLoad> loads;
     std::vector<const ir::Op *> slice; ///< body ops the loads' operands need, in order
@@ -521,7 +531,7 @@ private:
     unsigned reserved_before = 0;
   };
   /// The loads of for-op `op` to pipeline (none: `loads` is empty).
-  Pipeline plan_pipeline(const ir::Op &op);
+  Pipeline plan_pipeline(const ir::Op &op, bool spare_slot);
   /// Before the loop: the first num_stages - 1 iterations' copies.
   void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
   /// The first num_stages - 1 iterations' loads; the carried values after them.

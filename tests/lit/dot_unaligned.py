@@ -11,8 +11,6 @@
 # 64). A 2-D row offset `rows[:, None] * stride` is aligned only as the
 # stride is (axis info of expand_dims): unmasked rows at an odd stride are
 # not copied 16 bytes at a time.
-# Attention: its qk dot starts from zeros with scale-d 0 (no registers
-# zeroed first) and p goes into the A fragments by cvt.rn.f16x2.f32.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=40 SB=72 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A16
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=36 SB=68 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A8
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=34 SB=66 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A4
@@ -20,7 +18,6 @@
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_runtime 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A2
 # RUN: %kiln compile --target cuda:sm_90 --emit ir %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32 K=i32 stride_am=i32 stride_ak=1 stride_bk=i32 stride_bn=1 stride_cm=i32 stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=RAGIR
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32 K=i32 stride_am=i32 stride_ak=1 stride_bk=i32 stride_bn=1 stride_cm=i32 stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=RAG
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTN
 # A16: cp.async.cg.shared.global {{.*}}, 16,
 # A16-NOT: ld.global.b16
 # A8-NOT: cp.async.cg
@@ -53,13 +50,6 @@
 # RAG: @p ld.global.b16
 # RAG: wgmma.wait_group.sync.aligned 0
 # RAG-NOT: cp.async
-# ATTN: mov.b32 [[ZERO:%r[0-9]+]], 0;
-# ATTN: $L__BB0_2:
-# ATTN-NOT: mov.f32
-# ATTN: setp.ne.b32 p, [[ZERO]], 0; wgmma.mma_async.sync.aligned.m64n64k16
-# ATTN: cvt.rn.f16x2.f32
-# ATTN-NOT: cvt.rn.f16.f32
-# ATTN: wgmma.mma_async.sync.aligned.m64n64k16
 import triton
 import triton.language as tl
 
