@@ -1,9 +1,11 @@
 // Software pipelining of the loads that feed a tensor-core dot in a for
 // loop, driven by num_stages (Triton's pipeliner, reduced to what a dot
-// loop needs): each such load becomes 16-byte cp.async copies straight into
-// a ring of num_stages shared-memory stages, laid out (swizzled) as the dot
-// reads them; the copies for iteration i + num_stages - 1 are issued at the
-// top of iteration i, so memory and tensor cores overlap.
+// loop needs): each such load becomes cp.async copies (16, 8 or 4 bytes, as
+// its addresses are aligned) straight into a ring of num_stages
+// shared-memory stages, laid out (swizzled) as the dot reads them; the
+// copies for iteration i + num_stages - 1 are issued at the top of iteration
+// i (wgmma: while its dot runs), so memory and tensor cores overlap. Loads
+// not even 4-byte aligned go into registers one iteration ahead instead.
 //
 // The copies of a future iteration need its addresses and masks: the ops
 // they are computed from (pure ops of the body, the induction variable,

@@ -3,7 +3,8 @@
 // rows of each M tile and all of N at once, asynchronously: operands are read
 // from shared memory through matrix descriptors (B always; A unless its
 // layout already holds the register fragments), fenced, committed and
-// waited for before the accumulator is read.
+// waited for before the accumulator is read (in a loop, possibly by the wait
+// of the next iteration's first dot: defer_wgmma_waits).
 //
 // Shared-memory operands use the hardware's canonical swizzled layouts
 // (Staged::panel): K-major (K along the stored rows) or M/N-major (the

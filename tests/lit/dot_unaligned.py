@@ -9,13 +9,13 @@
 # addressed from each run's first pointer at constant offsets (one 64-bit
 # address a run, not one an element: the accumulator leaves no room for
 # 64). A 2-D row offset `rows[:, None] * stride` is aligned only as the
-# stride is (axis info of expand_dims): unmasked rows at an odd stride are
-# not copied 16 bytes at a time.
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=40 SB=72 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A16
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=36 SB=68 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A8
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=34 SB=66 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A4
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D SA=33 SB=65 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A2
-# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_runtime 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A2
+# stride is (axis info of expand_dims): rows at a runtime stride without D
+# are not copied 16 bytes at a time (SA=0: the kernel's runtime strides).
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 SA=40 SB=72 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A16
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 SA=36 SB=68 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A8
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 SA=34 SB=66 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A4
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 SA=33 SB=65 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A2
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx %s mm_rows 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' K=i32:D stride_am=i32 stride_bk=i32 SA=0 SB=0 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=A2
 # RUN: %kiln compile --target cuda:sm_90 --emit ir %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32 K=i32 stride_am=i32 stride_ak=1 stride_bk=i32 stride_bn=1 stride_cm=i32 stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=RAGIR
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32 K=i32 stride_am=i32 stride_ak=1 stride_bk=i32 stride_bn=1 stride_cm=i32 stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=RAG
 # A16: cp.async.cg.shared.global {{.*}}, 16,
@@ -55,33 +55,23 @@ import triton.language as tl
 
 
 @triton.jit
-def mm_rows(a_ptr, b_ptr, c_ptr, K, SA: tl.constexpr, SB: tl.constexpr,
+def mm_rows(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk, SA: tl.constexpr, SB: tl.constexpr,
             BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Row strides SA, SB known to the compiler, or (0) the runtime ones.
+    sa = stride_am
+    sb = stride_bk
+    if SA > 0:
+        sa = SA
+        sb = SB
     rm = tl.arange(0, BM)
     rn = tl.arange(0, BN)
     rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * SA + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * SB + rn[None, :]
+    a_ptrs = a_ptr + rm[:, None] * sa + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * sb + rn[None, :]
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for k in range(0, K, BK):
         a = tl.load(a_ptrs, mask=rk[None, :] + k < K, other=0.0)
         acc += tl.dot(a, tl.load(b_ptrs))
         a_ptrs += BK
-        b_ptrs += BK * SB
-    tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
-
-
-@triton.jit
-def mm_runtime(a_ptr, b_ptr, c_ptr, K, stride_am, stride_bk,
-               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    rm = tl.arange(0, BM)
-    rn = tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :]
-    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :]
-    acc = tl.zeros((BM, BN), dtype=tl.float32)
-    for k in range(0, K, BK):
-        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))
-        a_ptrs += BK
-        b_ptrs += BK * stride_bk
+        b_ptrs += BK * sb
     tl.store(c_ptr + rm[:, None] * BN + rn[None, :], acc)
