@@ -205,7 +205,12 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
     case OpKind::ExpandDims: {
       const AxisInfo s = in(0);
       if (d == op.axis) {
-        a.div[d] = s.div[0];
+        // Each element is a run of the new dim: what all of them share, and
+        // a run of consecutive values along a source dim shares 1.
+        const ir::Type &src = op.operands[0]->type;
+        a.div[d] = src.rank ? int64_t{1} << 30 : s.div[0];
+        for (int k = 0; k < src.rank; ++k)
+          a.div[d] = std::gcd(a.div[d], s.contig[k] > 1 ? int64_t{1} : s.div[k]);
       } else {
         take(d, d > op.axis ? d - 1 : d);
       }

@@ -130,11 +130,18 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
     if (op->kind != OpKind::For)
       continue;
     // Dots at the top of this loop's body whose A is a load from before the loop.
-    for (const ir::Op *d : op->regions[0]->ops) {
+    const std::vector<ir::Op *> &body = op->regions[0]->ops;
+    for (const ir::Op *d : body) {
       if (d->kind != OpKind::Dot)
         continue;
       const ir::Value *a = d->operands[0];
       EncodingPtr e = dot_layout(*d);
+      for (int k = 0; k < 2 && e->kind == Encoding::Kind::Mma; ++k) {
+        const ir::Op *l = d->operands[k]->def;
+        if (l && l->kind == OpKind::Load && uses_[d->operands[k]] == 1 &&
+            std::find(body.begin(), body.end(), l) != body.end())
+          dot_ptrs_.insert(l->operands[0]);
+      }
       if (e->kind != Encoding::Kind::Mma || !a->def || a->def->kind != OpKind::Load ||
           dtype_size(a->type.elem) != 2 || uses_[a] != 1)
         continue;
@@ -183,8 +190,9 @@ EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
   // warp's access that stores pay for in L2 (partial sectors written
   // several times) and loads in L1 wavefronts; one element per thread keeps
   // every warp access contiguous.
-  int64_t vec = std::max<int64_t>(
-      std::min({a.contig[fast], 16 / bytes, std::max<int64_t>(a.div[fast] / bytes, 1)}), 1);
+  const int64_t aligned = dot_ptrs_.count(ptr) ? 16 / bytes : a.div[fast] / bytes;
+  int64_t vec =
+      std::max<int64_t>(std::min({a.contig[fast], 16 / bytes, std::max<int64_t>(aligned, 1)}), 1);
   vec = std::min<int64_t>(vec, std::max<int64_t>(ptr->type.numel() / (32 * warps_), 1));
   while (vec & (vec - 1))
     vec &= vec - 1;

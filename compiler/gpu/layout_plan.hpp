@@ -23,6 +23,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "compiler/analysis/axis_info.hpp"
 #include "compiler/gpu/layout.hpp"
@@ -66,6 +67,12 @@ private:
   /// Loads used only as operand A of a tensor-core dot in a loop below them
   /// (attention's q): loaded straight into the A fragments, once.
   std::unordered_map<const ir::Value *, EncodingPtr> fragment_loads_;
+  /// Pointers of loads in a loop used only by a tensor-core dot there: read
+  /// in runs along the contiguous dim even where not aligned for a vector
+  /// (one address a run, the rest at constant offsets; the runs' sectors
+  /// shared in L1), since every thread's 64-bit address per element would
+  /// need more registers than the accumulator leaves.
+  std::unordered_set<const ir::Value *> dot_ptrs_;
   std::unordered_map<const ir::Value *, int> uses_;
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value *, EncodingPtr>

@@ -120,7 +120,9 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   const ir::Block &body = *op.regions[0];
   std::vector<Carried> cs =
       start_carried(inits, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
-  Pipeline pipe = plan_pipeline(op);
+  const std::vector<size_t> in_flight =
+      distributed_ ? defer_wgmma_waits(op) : std::vector<size_t>{};
+  Pipeline pipe = plan_pipeline(op, !in_flight.empty());
   if (!pipe.loads.empty())
     pipeline_prologue(pipe, op, cs);
   // An enclosing loop's copies wait for its own dot, not for one in here.
@@ -168,6 +170,7 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
     pipeline_end(pipe);
   deferred_issue_ = std::move(outer_issue);
   set_results(op, cs);
+  await_wgmma_results(op, in_flight);
 }
 
 auto Lowering::lower_while(const ir::Op &op) -> void {

@@ -219,27 +219,45 @@ auto Lowering::once(const std::function<void()> &f) -> void {
 }
 
 auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
-  const ir::Value *res = op.result(), *ptr = op.operands[0];
-  if (prestaged_.count(res))
-    return; // fetched ahead into shared memory, where its dot reads it
-  const Type et = res->type.element();
-  const bool has_mask = op.i & 1, has_other = op.i & 2;
-  const ir::Value *mask = has_mask ? op.operands[1] : nullptr,
-                  *other = has_other ? op.operands[2] : nullptr;
+  const ir::Value *res = op.result();
+  if (prestaged_.count(res) || preloaded_.count(res))
+    return; // fetched ahead by the pipeline feeding its dot
   // Its pointer's layout, or the A fragments of the dot it feeds from outside a loop.
   const MapPtr m = map_for(plan_->layout(res), res->type);
   for (const ir::Value *o : op.operands)
     prepare(o, *m);
-  Lowered l;
-  l.map = m;
-  l.buf = alloc_buffer(res->type, m.get());
+  vals_[res] = slots_buffer(res->type, m, load_slots(op, m, nullptr));
+}
+
+auto Lowering::load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_range)
+    -> std::vector<llvm::Value *> {
+  const ir::Value *res = op.result(), *ptr = op.operands[0];
+  const Type et = res->type.element();
+  const bool has_mask = op.i & 1, has_other = op.i & 2;
+  const ir::Value *mask = has_mask ? op.operands[1] : nullptr,
+                  *other = has_other ? op.operands[2] : nullptr;
   const int64_t v = vector_width(*m, ptr, mask);
+  // Within a thread's run of consecutive addresses, one address and
+  // constant offsets: one register pair a run, not one an element.
+  int dim = 0;
+  int64_t run = 1;
+  if (ptr->type.is_block()) {
+    run = int64_t{1} << gpu::run_bits(*m, gpu::shape_of(ptr->type), &dim);
+    run = std::min(run, plan_->axis().get(ptr).contig[dim]);
+  }
+  while (run & (run - 1))
+    run &= run - 1;
   std::vector<Idx> idx(m->slots());
   for_slots(*m, res->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+  std::vector<llvm::Value *> out(m->slots());
   with_view(*m, [&] {
+    llvm::Value *first = nullptr;
     for (int64_t g = 0; g < m->slots(); g += v) {
-      llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
-      llvm::Value *mk = mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr;
+      llvm::Value *p = g % run
+                           ? b_.CreateInBoundsGEP(mem_type(et.elem), first, b_.getInt64(g % run))
+                           : (first = at_slot(g, [&] { return element(ptr, idx[g]); }));
+      llvm::Value *mk =
+          and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, in_range);
       std::vector<llvm::Value *> others;
       for (int64_t j = 0; j < v; ++j)
         others.push_back(other ? at_slot(g + j, [&] { return element(other, idx[g + j]); })
@@ -255,12 +273,11 @@ auto Lowering::lower_load_gpu(const ir::Op &op) -> void {
       } else {
         got = {load_elem(p, et.elem)};
       }
-      for (int64_t j = 0; j < v; ++j)
-        b_.CreateStore(got[j], slot_ptr(res->type, l.buf, g + j));
+      std::copy(got.begin(), got.end(), out.begin() + g);
     }
     return 0;
   });
-  vals_[res] = l;
+  return out;
 }
 
 auto Lowering::lower_store_gpu(const ir::Op &op) -> void {

@@ -96,12 +96,18 @@ auto Lowering::a_fragments(const ir::Value *a, const gpu::EncodingPtr &operand)
     return {};
   prepare(a, *view);
   std::vector<llvm::Value *> halves(view->slots()), words;
-  for_slots(*view, a->type, [&](int64_t s, const Idx &i) {
-    llvm::Value *h = to_mem(element(a, i), a->type.elem);
-    halves[s] = b_.CreateZExt(b_.CreateBitCast(h, b_.getInt16Ty()), b_.getInt32Ty());
-  });
+  for_slots(*view, a->type,
+            [&](int64_t s, const Idx &i) { halves[s] = to_mem(element(a, i), a->type.elem); });
+  // Rounded from floats (attention's p): one cvt.rn.f16x2.f32 a word.
+  // Loaded (q): the halves as loaded, which the optimizer sees through
+  // (a paired conversion would round them again from floats kept live).
+  if (!a->def || a->def->kind != OpKind::Load)
+    return target_->pack_words(halves);
+  auto bits = [&](llvm::Value *h) {
+    return b_.CreateZExt(b_.CreateBitCast(h, b_.getInt16Ty()), b_.getInt32Ty());
+  };
   for (size_t s = 0; s + 1 < halves.size(); s += 2)
-    words.push_back(b_.CreateOr(halves[s], b_.CreateShl(halves[s + 1], 16)));
+    words.push_back(b_.CreateOr(bits(halves[s]), b_.CreateShl(bits(halves[s + 1]), 16)));
   return words;
 }
 

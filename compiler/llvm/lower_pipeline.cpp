@@ -1,9 +1,11 @@
 // Software pipelining of the loads that feed a tensor-core dot in a for
 // loop, driven by num_stages (Triton's pipeliner, reduced to what a dot
-// loop needs): each such load becomes 16-byte cp.async copies straight into
-// a ring of num_stages shared-memory stages, laid out (swizzled) as the dot
-// reads them; the copies for iteration i + num_stages - 1 are issued at the
-// top of iteration i, so memory and tensor cores overlap.
+// loop needs): each such load becomes cp.async copies (16, 8 or 4 bytes, as
+// its addresses are aligned) straight into a ring of num_stages
+// shared-memory stages, laid out (swizzled) as the dot reads them; the
+// copies for iteration i + num_stages - 1 are issued at the top of iteration
+// i (wgmma: while its dot runs), so memory and tensor cores overlap. Loads
+// not even 4-byte aligned go into registers one iteration ahead instead.
 //
 // The copies of a future iteration need its addresses and masks: the ops
 // they are computed from (pure ops of the body, the induction variable,
@@ -45,7 +47,7 @@ auto Lowering::scratch_aligned(unsigned bytes) -> llvm::Value * {
   return at ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at) : base;
 }
 
-auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
+auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
   Pipeline p;
   const ir::Op *step = op.operands[2]->def;
   if (!distributed_ || opts_.num_stages < 2 || !step || step->kind != OpKind::Constant ||
@@ -110,11 +112,13 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
     pl.held = map_for(plan_->layout(res), res->type);
     int run_dim = -1;
     gpu::run_bits(*pl.held, gpu::shape_of(res->type), &run_dim);
-    if (run_dim < 0 || vector_width(*pl.held, ptr, mask) != 8)
+    if (run_dim < 0)
       continue;
+    pl.vec = vector_width(*pl.held, ptr, mask); // 1: not even 4 bytes aligned, in registers
     const auto saved_slice = slice;
     const auto saved_carried = carried;
-    if (!closed(ptr) || (mask && !closed(mask))) {
+    // The registers' loads read `other` too (cp.async fills zeros itself).
+    if (!closed(ptr) || (mask && !closed(mask)) || (has_other && !closed(l->operands[2]))) {
       slice = saved_slice;
       carried = saved_carried;
       continue;
@@ -133,6 +137,9 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
   }
   if (p.loads.empty())
     return p;
+  // One distance for all: registers hold a single iteration ahead.
+  p.regs =
+      std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.vec < 2; });
   for (const ir::Op *o : body.ops)
     if (slice.count(o))
       p.slice.push_back(o);
@@ -142,9 +149,14 @@ auto Lowering::plan_pipeline(const ir::Op &op) -> Pipeline {
   int64_t per_stage = 0;
   for (const PipeLoad &pl : p.loads)
     per_stage += pl.stage_bytes;
-  p.stages = opts_.num_stages;
-  while (p.stages > 2 && p.stages * per_stage > kMaxRingBytes)
+  p.stages = p.regs ? 2 : opts_.num_stages;
+  // A dot left in flight into the next iteration (defer_wgmma_waits) still
+  // reads its stage while that iteration refills the one num_stages - 1 on:
+  // one slot more keeps them apart.
+  const int spare = spare_slot && !p.regs ? 1 : 0;
+  while (p.stages > 2 && (p.stages + spare) * per_stage > kMaxRingBytes)
     --p.stages;
+  p.slots = p.stages + spare;
   p.loop = &op;
   return p;
 }
@@ -162,26 +174,32 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
   converted_.clear(); // conversions made for another iteration's values
   for (const ir::Op *o : p.slice)
     lower_pure(*o);
+  p.loaded.clear();
   for (PipeLoad &pl : p.loads) {
     const ir::Op &l = *pl.load;
     const ir::Value *ptr = l.operands[0], *mask = (l.i & 1) ? l.operands[1] : nullptr;
     prepare(ptr, *pl.held);
     if (mask)
       prepare(mask, *pl.held);
+    if (p.regs) {
+      p.loaded.push_back(load_slots(l, pl.held, in_range));
+      continue;
+    }
     Staged st = pl.st;
     st.base = b_.CreateInBoundsGEP(
         b_.getInt8Ty(), pl.st.base,
         b_.CreateMul(stage, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
     for_slots(*pl.held, l.result()->type, [&](int64_t s, const Idx &i) {
-      if (s % 8)
+      if (s % pl.vec)
         return;
       llvm::Value *ok = mask ? and_mask(element(mask, i), in_range) : in_range;
       llvm::Value *dst = staged_address(st, b_.CreateTrunc(i[pl.row_dim], b_.getInt32Ty()),
                                         b_.CreateTrunc(i[1 - pl.row_dim], b_.getInt32Ty()));
-      target_->async_copy16(dst, element(ptr, i), ok);
+      target_->async_copy(dst, element(ptr, i), ok, static_cast<int>(pl.vec * 2));
     });
   }
-  target_->async_commit();
+  if (!p.regs)
+    target_->async_commit();
   std::vector<std::vector<llvm::Value *>> next;
   const ir::Op &yield = *body.ops.back();
   for (size_t k : p.carried)
@@ -193,19 +211,28 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
 auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs)
     -> void {
   p.reserved_before = reserved_;
+  if (p.regs) {
+    p.ahead = pipeline_first(p, op, cs);
+    return;
+  }
   unsigned ring = 0, at = reserved_;
   for (const PipeLoad &pl : p.loads) {
-    ring += static_cast<unsigned>(pl.stage_bytes * p.stages);
+    ring += static_cast<unsigned>(pl.stage_bytes * p.slots);
     if (pl.wgmma)
       at = (reserved_ + 1023) / 1024 * 1024;
   }
   llvm::Value *base = target_->shared_memory(at + ring);
   for (PipeLoad &pl : p.loads) {
     pl.st.base = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at);
-    at += static_cast<unsigned>(pl.stage_bytes * p.stages);
+    at += static_cast<unsigned>(pl.stage_bytes * p.slots);
   }
   reserved_ = at;
   target_->barrier(); // the ring may hold what an earlier user left there
+  p.ahead = pipeline_first(p, op, cs);
+}
+
+auto Lowering::pipeline_first(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs)
+    -> std::vector<std::vector<llvm::Value *>> {
   llvm::Value *lo = scalar(op.operands[0]), *hi = scalar(op.operands[1]),
               *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
@@ -218,7 +245,7 @@ auto Lowering::pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vecto
     llvm::Value *ok = sg ? b_.CreateICmpSLT(iv, hi) : b_.CreateICmpULT(iv, hi);
     vals = pipeline_issue(p, cs, iv, vals, b_.getInt32(j), ok);
   }
-  p.ahead = vals;
+  return vals;
 }
 
 auto Lowering::pipeline_phis(Pipeline &p, llvm::BasicBlock *pre) -> void {
@@ -231,25 +258,43 @@ auto Lowering::pipeline_phis(Pipeline &p, llvm::BasicBlock *pre) -> void {
       p.ahead_phis.back().back()->addIncoming(v, pre);
     }
   }
+  for (const auto &vs : p.loaded) {
+    p.loaded_phis.emplace_back();
+    for (llvm::Value *v : vs) {
+      p.loaded_phis.back().push_back(b_.CreatePHI(v->getType(), 2));
+      p.loaded_phis.back().back()->addIncoming(v, pre);
+    }
+  }
 }
 
 auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs,
                                   llvm::Value *iv) -> void {
   const int d = p.stages - 1;
-  target_->async_wait(d - 1);
-  // cp.async writes through the generic proxy; wgmma reads through the async one.
-  if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
-    target_->fence_async_shared();
-  target_->barrier(); // this stage has landed for every thread; the one refilled next is read
-  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
-  llvm::Value *read = b_.CreateURem(p.count, n);
-  for (const PipeLoad &pl : p.loads) {
-    Staged st = pl.st;
-    st.base = b_.CreateInBoundsGEP(
-        b_.getInt8Ty(), pl.st.base,
-        b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
-    prestaged_[pl.load->result()] = st;
+  if (p.regs) {
+    for (size_t j = 0; j < p.loads.size(); ++j) {
+      const ir::Value *res = p.loads[j].load->result();
+      vals_[res] = slots_buffer(
+          res->type, p.loads[j].held,
+          std::vector<llvm::Value *>(p.loaded_phis[j].begin(), p.loaded_phis[j].end()));
+      preloaded_.insert(res);
+    }
+  } else {
+    target_->async_wait(d - 1);
+    // cp.async writes through the generic proxy; wgmma reads through the async one.
+    if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
+      target_->fence_async_shared();
+    target_->barrier(); // this stage has landed for every thread; the one refilled next is read
+    llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.slots));
+    llvm::Value *read = b_.CreateURem(p.count, n);
+    for (const PipeLoad &pl : p.loads) {
+      Staged st = pl.st;
+      st.base = b_.CreateInBoundsGEP(
+          b_.getInt8Ty(), pl.st.base,
+          b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
+      prestaged_[pl.load->result()] = st;
+    }
   }
+  // wgmma: issued once the dot has its operands, while its instructions run.
   if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; })) {
     deferred_issue_ = [this, &p, &op, &cs, iv] { pipeline_issue_ahead(p, op, cs, iv); };
     return;
@@ -272,7 +317,7 @@ auto Lowering::pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::ve
     for (const ir::Value *r : o->results)
       save(r);
   const int d = p.stages - 1;
-  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.stages));
+  llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.slots));
   llvm::Value *hi = scalar(op.operands[1]), *step = scalar(op.operands[2]);
   const bool sg = op.operands[0]->type.is_signed();
   llvm::Value *ahead =
@@ -283,6 +328,7 @@ auto Lowering::pipeline_issue_ahead(Pipeline &p, const ir::Op &op, const std::ve
     vals.emplace_back(ps.begin(), ps.end());
   p.ahead_next = pipeline_issue(p, cs, ahead, vals,
                                 b_.CreateURem(b_.CreateAdd(p.count, b_.getInt32(d)), n), ok);
+  p.loaded_next = p.loaded;
   p.count_next = b_.CreateAdd(p.count, b_.getInt32(1));
   for (auto &[v, l] : saved)
     if (l)
@@ -296,12 +342,18 @@ auto Lowering::pipeline_latch(Pipeline &p, llvm::BasicBlock *latch) -> void {
   for (size_t j = 0; j < p.ahead_phis.size(); ++j)
     for (size_t s = 0; s < p.ahead_phis[j].size(); ++s)
       p.ahead_phis[j][s]->addIncoming(p.ahead_next[j][s], latch);
+  for (size_t j = 0; j < p.loaded_phis.size(); ++j)
+    for (size_t s = 0; s < p.loaded_phis[j].size(); ++s)
+      p.loaded_phis[j][s]->addIncoming(p.loaded_next[j][s], latch);
 }
 
 auto Lowering::pipeline_end(Pipeline &p) -> void {
-  target_->async_wait(0); // copies of iterations that never ran: none may land later
-  for (const PipeLoad &pl : p.loads)
+  if (!p.regs)
+    target_->async_wait(0); // copies of iterations that never ran: none may land later
+  for (const PipeLoad &pl : p.loads) {
     prestaged_.erase(pl.load->result());
+    preloaded_.erase(pl.load->result());
+  }
   reserved_ = p.reserved_before;
 }
 

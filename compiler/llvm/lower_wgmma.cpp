@@ -3,7 +3,8 @@
 // rows of each M tile and all of N at once, asynchronously: operands are read
 // from shared memory through matrix descriptors (B always; A unless its
 // layout already holds the register fragments), fenced, committed and
-// waited for before the accumulator is read.
+// waited for before the accumulator is read (in a loop, possibly by the wait
+// of the next iteration's first dot: defer_wgmma_waits).
 //
 // Shared-memory operands use the hardware's canonical swizzled layouts
 // (Staged::panel): K-major (K along the stored rows) or M/N-major (the
@@ -69,9 +70,14 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     plan_stage(a, 1, sa);
   if (!have_b)
     plan_stage(bm, 0, sb);
-  prepare(acc, *C);
-  std::vector<llvm::Value *> d(C->slots());
-  for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
+  // A dot into zeros (attention's qk) starts with D = A * B: no registers
+  // zeroed first.
+  const bool zeros = is_zero_splat(acc);
+  std::vector<llvm::Value *> d(C->slots(), llvm::PoisonValue::get(b_.getFloatTy()));
+  if (!zeros) {
+    prepare(acc, *C);
+    for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
+  }
   if (!have_a || !have_b) {
     const int64_t a_bytes = have_a ? 0 : (M * K * 2 + 1023) / 1024 * 1024;
     llvm::Value *base = scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * 2)));
@@ -114,18 +120,97 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
       }
       // Slots c | n tile << 2 | m tile << ...: an m tile's are the instruction's d0, d1, ...
       std::vector<llvm::Value *> part(d.begin() + mi * per_tile, d.begin() + (mi + 1) * per_tile);
-      part = target_->wgmma(kind, part, av, b_at, !sa.k_contig, !sb.k_contig);
+      part = target_->wgmma(kind, part, av, b_at, !sa.k_contig, !sb.k_contig, ks > 0 || !zeros);
       std::copy(part.begin(), part.end(), d.begin() + mi * per_tile);
     }
   }
   target_->wgmma_commit();
   // The copies of a future iteration of the pipeline feeding this dot go out
   // while its instructions run.
-  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end()))
+  if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end() ||
+                          preloaded_.count(a) || preloaded_.count(bm)))
     std::exchange(deferred_issue_, nullptr)();
-  d = target_->wgmma_wait(0, d);
+  // Left in flight only reading the pipeline's ring (whose spare slot
+  // nothing refills meanwhile) and registers: scratch is rewritten by the
+  // next dot.
+  if (!wgmma_no_wait_.count(&op) || !have_a || !have_b) {
+    // Values of an earlier dot still in flight (defer_wgmma_waits) pass
+    // through this wait too.
+    std::vector<std::pair<const ir::Value *, size_t>> more;
+    for (const ir::Value *v : wgmma_await_[&op]) {
+      const Lowered &l = vals_.at(v);
+      std::vector<llvm::Value *> s = slot_values(v, l);
+      more.emplace_back(v, s.size());
+      d.insert(d.end(), s.begin(), s.end());
+    }
+    d = target_->wgmma_wait(0, d);
+    for (auto it = more.rbegin(); it != more.rend(); ++it) {
+      const Lowered held = vals_.at(it->first);
+      std::vector<llvm::Value *> s(d.end() - static_cast<int64_t>(it->second), d.end());
+      d.resize(d.size() - it->second);
+      vals_[it->first] = slots_buffer(it->first->type, held.map, s);
+    }
+  }
   vals_[res] = slots_buffer(res->type, C, d);
   wgmma_acc_regs_ += C->slots();
+}
+
+auto Lowering::defer_wgmma_waits(const ir::Op &loop) -> std::vector<size_t> {
+  const ir::Block &body = *loop.regions[0];
+  const ir::Op &yield = *body.ops.back();
+  std::unordered_map<const ir::Op *, size_t> pos;
+  for (const ir::Op *o : body.ops)
+    pos[o] = pos.size();
+  auto is_wgmma = [&](const ir::Op *o) {
+    return o && o->kind == OpKind::Dot && pos.count(o) &&
+           plan_->layout(o->result())->kind == gpu::Encoding::Kind::Mma && plan_->wgmma(*o) &&
+           (o->operands[0]->type.elem == DType::f16 || o->operands[0]->type.elem == DType::bf16);
+  };
+  // Whether a top-level op reads `v`, itself or in its regions.
+  std::function<bool(const ir::Op &, const ir::Value *)> reads = [&](const ir::Op &o,
+                                                                     const ir::Value *v) {
+    if (std::find(o.operands.begin(), o.operands.end(), v) != o.operands.end())
+      return true;
+    for (const ir::Block *r : o.regions)
+      for (const ir::Op *n : r->ops)
+        if (reads(*n, v))
+          return true;
+    return false;
+  };
+  std::vector<size_t> out;
+  for (size_t k = 0; k < yield.operands.size(); ++k) {
+    const ir::Value *y = yield.operands[k], *arg = body.args[k + 1];
+    const ir::Op *dot = y->def;
+    if (!is_wgmma(dot) || uses_[y] != 1 || dot_acc_.count(y) || wgmma_no_wait_.count(dot))
+      continue;
+    // The first wgmma dot of the body, before every reader of the carried value.
+    const ir::Op *first = nullptr;
+    for (const ir::Op *o : body.ops)
+      if (is_wgmma(o)) {
+        first = o;
+        break;
+      }
+    if (!first || first == dot || pos[first] > pos[dot] || reads(*first, arg))
+      continue;
+    bool later = true;
+    for (const ir::Op *o : body.ops)
+      if (pos[o] <= pos[first] && reads(*o, arg))
+        later = false;
+    if (!later)
+      continue;
+    wgmma_no_wait_.insert(dot);
+    wgmma_await_[first].push_back(arg);
+    out.push_back(k);
+  }
+  return out;
+}
+
+auto Lowering::await_wgmma_results(const ir::Op &loop, const std::vector<size_t> &carried) -> void {
+  for (size_t k : carried) {
+    const ir::Value *r = loop.results[k];
+    const Lowered held = vals_.at(r);
+    vals_[r] = slots_buffer(r->type, held.map, target_->wgmma_wait(0, slot_values(r, held)));
+  }
 }
 
 auto Lowering::cap_registers_for_wgmma() -> void {

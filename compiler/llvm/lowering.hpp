@@ -307,6 +307,9 @@ private:
   /// time where the axis info allows one vector access, else one
   /// predicated access per element.
   void lower_load_gpu(const ir::Op &op);
+  /// Load `op`'s elements in layout `m` (its operands prepared in it), only
+  /// where `in_range` too: the value of each slot.
+  std::vector<llvm::Value *> load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_range);
 
   /// GPU: a block store in its pointer's layout; copies of an element
   /// (threads beyond a small block) do not store.
@@ -423,6 +426,15 @@ private:
   /// another's instructions run.
   void cap_registers_for_wgmma();
   int64_t wgmma_acc_regs_ = 0; ///< f32 accumulator registers per thread of the wgmma dots
+  /// A loop whose wgmma dot only feeds a carried value read after another
+  /// wgmma dot of the next iteration (attention's acc after qk): that dot is
+  /// not waited for, the other's wait covers the carried value too, so the
+  /// first runs while the next iteration starts. Gives the carried indices.
+  std::vector<size_t> defer_wgmma_waits(const ir::Op &loop);
+  /// After such a loop: its results waited for.
+  void await_wgmma_results(const ir::Op &loop, const std::vector<size_t> &carried);
+  std::set<const ir::Op *> wgmma_no_wait_;
+  std::unordered_map<const ir::Op *, std::vector<const ir::Value *>> wgmma_await_;
 
   /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:
   /// the dot accumulates into `acc` itself instead of zeros, and the add
@@ -488,32 +500,43 @@ private:
 
   /// A load in a for loop's body whose only use is a tensor-core dot:
   /// fetched num_stages - 1 iterations ahead with cp.async into a ring of
-  /// shared-memory stages laid out as the dot reads them.
+  /// shared-memory stages laid out as the dot reads them; or, where its
+  /// addresses are not known 4-byte aligned (cp.async's least), loaded one
+  /// iteration ahead into registers that the dot stores itself.
   struct PipeLoad {
     const ir::Op *load = nullptr;
-    MapPtr held;     ///< the load's layout: which thread copies which 16 bytes
+    MapPtr held;     ///< the load's layout: which thread copies which elements
     Staged st;       ///< one stage (base: the ring)
     int row_dim = 0; ///< the dim along the stored rows
     int64_t stage_bytes = 0;
+    int64_t vec = 8;    ///< elements a copy (16, 8 or 4 bytes)
     bool wgmma = false; ///< read by wgmma: panel layout, fenced for the async proxy
   };
   struct Pipeline {
-    int stages = 0;
+    int stages = 0;    ///< iterations in flight: copies go stages - 1 ahead
+    int slots = 0;     ///< stages of the ring (stages, or one more)
+    bool regs = false; ///< loaded into registers one iteration ahead, no ring
     std::vector<PipeLoad> loads;
     std::vector<const ir::Op *> slice; ///< body ops the loads' operands need, in order
     std::vector<size_t> carried;       ///< carried values they need (index among carried)
     std::vector<std::vector<llvm::Value *>> ahead; ///< those values num_stages - 1 iterations on
     std::vector<std::vector<llvm::PHINode *>> ahead_phis;
     std::vector<std::vector<llvm::Value *>> ahead_next;
+    /// Registers: the loads' slots for the next iteration (as `ahead`).
+    std::vector<std::vector<llvm::Value *>> loaded, loaded_next;
+    std::vector<std::vector<llvm::PHINode *>> loaded_phis;
     llvm::PHINode *count = nullptr; ///< iterations done (i32)
     llvm::Value *count_next = nullptr, *iv_ahead = nullptr;
     const ir::Op *loop = nullptr;
     unsigned reserved_before = 0;
   };
   /// The loads of for-op `op` to pipeline (none: `loads` is empty).
-  Pipeline plan_pipeline(const ir::Op &op);
+  Pipeline plan_pipeline(const ir::Op &op, bool spare_slot);
   /// Before the loop: the first num_stages - 1 iterations' copies.
   void pipeline_prologue(Pipeline &p, const ir::Op &op, const std::vector<Carried> &cs);
+  /// The first num_stages - 1 iterations' loads; the carried values after them.
+  std::vector<std::vector<llvm::Value *>> pipeline_first(Pipeline &p, const ir::Op &op,
+                                                         const std::vector<Carried> &cs);
   void pipeline_phis(Pipeline &p, llvm::BasicBlock *pre);
   /// At the top of the body: wait for this iteration's stage, then issue the
   /// copies num_stages - 1 iterations ahead; where a wgmma dot reads the
@@ -593,7 +616,8 @@ private:
   std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
   std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
   std::unordered_map<const ir::Value *, Staged> prestaged_; ///< pipelined loads: where they are now
-  unsigned reserved_ = 0; ///< shared memory bytes held by live pipelines
+  std::set<const ir::Value *> preloaded_; ///< pipelined loads already in registers
+  unsigned reserved_ = 0;                 ///< shared memory bytes held by live pipelines
   std::unordered_map<const ir::Function *, llvm::Function *> fns_;
 };
 

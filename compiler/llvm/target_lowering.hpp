@@ -93,8 +93,8 @@ public:
   }
   /// cp.async: 16 bytes from global `src` to shared `dst`, zeros where
   /// `pred` is false (src is then not read); completes in groups.
-  virtual void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) {
-    (void)dst, (void)src, (void)pred;
+  virtual void async_copy(llvm::Value *dst, llvm::Value *src, llvm::Value *pred, int bytes) {
+    (void)dst, (void)src, (void)pred, (void)bytes;
     throw std::logic_error("kiln internal error: asynchronous copies on a target without them");
   }
   /// Closes the group of copies issued since the last one.
@@ -122,10 +122,17 @@ public:
   /// shared memory (`a`: one 64-bit descriptor, `trans_a`: stored M-major) or
   /// registers (`a`: four 32-bit words), B from descriptor `b` (`trans_b`:
   /// stored N-major); gives the new `d` (pending until wgmma_wait).
+  /// `add` false: D = A * B, `d` ignored (a first step into zeros).
   virtual std::vector<llvm::Value *> wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
                                            const std::vector<llvm::Value *> &a, llvm::Value *b,
-                                           bool trans_a, bool trans_b) {
-    (void)k, (void)d, (void)a, (void)b, (void)trans_a, (void)trans_b;
+                                           bool trans_a, bool trans_b, bool add) {
+    (void)k, (void)d, (void)a, (void)b, (void)trans_a, (void)trans_b, (void)add;
+    unsupported();
+  }
+  /// 16-bit memory values, two a 32-bit word (the first in the low half):
+  /// halves rounded from floats by one paired conversion where the target has it.
+  virtual std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals) {
+    (void)vals;
     unsupported();
   }
 

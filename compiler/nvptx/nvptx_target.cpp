@@ -42,7 +42,7 @@ public:
   std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                                  const std::vector<llvm::Value *> &b,
                                  const std::vector<llvm::Value *> &c) override;
-  void async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) override;
+  void async_copy(llvm::Value *dst, llvm::Value *src, llvm::Value *pred, int bytes) override;
   void async_commit() override;
   void async_wait(int pending) override;
   void fence_async_shared() override;
@@ -51,7 +51,8 @@ public:
   std::vector<llvm::Value *> wgmma_wait(int pending, const std::vector<llvm::Value *> &d) override;
   std::vector<llvm::Value *> wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
                                    const std::vector<llvm::Value *> &a, llvm::Value *b,
-                                   bool trans_a, bool trans_b) override;
+                                   bool trans_a, bool trans_b, bool add) override;
+  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals) override;
 
 private:
   /// Inline PTX `text` with side effects whose first d.size() operands are
@@ -61,7 +62,6 @@ private:
                                          const std::vector<llvm::Value *> &in,
                                          const std::string &in_constraints);
   void asm_effect(const char *text);
-  std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals);
   std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
                                           size_t n);
   std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
@@ -167,10 +167,12 @@ auto NvptxTarget::pack_words(const std::vector<llvm::Value *> &vals) -> std::vec
     if (!tr || !tr->getSrcTy()->isFloatTy())
       return nullptr;
     llvm::Value *x = tr->getOperand(0);
-    if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(x); ext && ext->getSrcTy() == tr->getDestTy())
-      if (auto *inner = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0));
-          inner && inner->getSrcTy()->isFloatTy())
-        x = inner->getOperand(0); // f16 registers are fpext(fptrunc(x))
+    if (auto *ext = llvm::dyn_cast<llvm::FPExtInst>(x); ext && ext->getSrcTy() == tr->getDestTy()) {
+      auto *inner = llvm::dyn_cast<llvm::FPTruncInst>(ext->getOperand(0));
+      if (!inner || !inner->getSrcTy()->isFloatTy())
+        return nullptr; // a half as loaded: nothing to round
+      x = inner->getOperand(0); // f16 registers are fpext(fptrunc(x))
+    }
     *id = tr->getDestTy()->isBFloatTy() ? llvm::Intrinsic::nvvm_ff2bf16x2_rn
                                         : llvm::Intrinsic::nvvm_ff2f16x2_rn;
     return tr->getDestTy()->isBFloatTy() || tr->getDestTy()->isHalfTy() ? x : nullptr;
@@ -378,11 +380,16 @@ auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
   return d;
 }
 
-auto NvptxTarget::async_copy16(llvm::Value *dst, llvm::Value *src, llvm::Value *pred) -> void {
+auto NvptxTarget::async_copy(llvm::Value *dst, llvm::Value *src, llvm::Value *pred, int bytes)
+    -> void {
   llvm::Value *global = b_.CreateAddrSpaceCast(src, llvm::PointerType::get(ctx_, 1));
-  llvm::Value *bytes = b_.CreateSelect(pred, b_.getInt32(16), b_.getInt32(0));
-  b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s, {},
-                     {dst, global, bytes});
+  // A false predicate copies nothing and zero-fills the destination.
+  llvm::Value *n = b_.CreateSelect(pred, b_.getInt32(static_cast<uint32_t>(bytes)), b_.getInt32(0));
+  // 16 bytes bypass L1 (.cg); smaller copies may only go through it (.ca).
+  const llvm::Intrinsic::ID id = bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                                 : bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                              : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+  b_.CreateIntrinsic(id, {}, {dst, global, n});
 }
 
 auto NvptxTarget::async_commit() -> void {
@@ -443,7 +450,7 @@ auto NvptxTarget::wgmma_wait(int pending, const std::vector<llvm::Value *> &d)
 
 auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
                         const std::vector<llvm::Value *> &a, llvm::Value *b, bool trans_a,
-                        bool trans_b) -> std::vector<llvm::Value *> {
+                        bool trans_b, bool add) -> std::vector<llvm::Value *> {
   const size_t n = d.size();
   const char *ty = k == gpu::MmaKind::F16 ? "f16" : "bf16";
   auto op = [&](size_t i) { return "$" + std::to_string(i); };
@@ -465,7 +472,7 @@ auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
   text += std::string(trans_b ? "1" : "0") + "; }";
   std::vector<llvm::Value *> in(a.begin(), a.end());
   in.push_back(b);
-  in.push_back(b_.getInt32(1)); // scale-d: D = A * B + D
+  in.push_back(b_.getInt32(add ? 1 : 0)); // scale-d: D = A * B (+ D)
   return asm_through(text, d, in, cons);
 }
 
