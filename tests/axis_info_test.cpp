@@ -83,3 +83,45 @@ TEST_CASE(
   t->ints = {1, 0};
   CHECK(a.get(t->result()).contig[0] == 64);
 }
+
+TEST_CASE("axis info: `% N` and `// N` by a uniform N keep the runs N's divisor allows") {
+  Fixture x;
+  ir::Value *n16 = x.param(Type::scalar(DType::i32), true),
+            *n = x.param(Type::scalar(DType::i32), false);
+  ir::Value *pid = x.op(OpKind::ProgramId, {}, Type::scalar(DType::i32));
+  ir::Value *c256 = x.b.constant_int(Type::scalar(DType::i32), 256);
+  ir::Value *base = x.op(OpKind::Binary, {pid, c256}, Type::scalar(DType::i32),
+                         static_cast<uint8_t>(ir::BinaryOp::Mul));
+  const Type t = block(DType::i32, {256});
+  ir::Value *offs = x.op(OpKind::Binary, {x.op(OpKind::Splat, {base}, t), x.arange(256)}, t,
+                         static_cast<uint8_t>(ir::BinaryOp::Add));
+  auto by = [&](ir::Value *d, ir::BinaryOp o) {
+    return x.op(OpKind::Binary, {offs, x.op(OpKind::Splat, {d}, t)}, t, static_cast<uint8_t>(o));
+  };
+  analysis::AxisInfoAnalysis a;
+  // (pid * 256 + arange(256)) % N, N specialized D: runs of 16, 16-aligned (tutorial 03).
+  CHECK(a.get(by(n16, ir::BinaryOp::Rem)).contig[0] == 16);
+  CHECK(a.get(by(n16, ir::BinaryOp::Rem)).div[0] == 16);
+  CHECK(a.get(by(n16, ir::BinaryOp::IDiv)).constancy[0] == 16);
+  // N of unknown divisor: nothing kept.
+  CHECK(a.get(by(n, ir::BinaryOp::Rem)).contig[0] == 1);
+  CHECK(a.get(by(n, ir::BinaryOp::IDiv)).constancy[0] == 1);
+}
+
+TEST_CASE("axis info: tl.multiple_of / max_contiguous / max_constancy facts raise what the "
+          "analysis found") {
+  Fixture x;
+  ir::Value *n = x.param(Type::scalar(DType::i32), false);
+  const Type t = block(DType::i32, {128});
+  ir::Value *m = x.op(OpKind::Binary, {x.arange(128), x.op(OpKind::Splat, {n}, t)}, t,
+                      static_cast<uint8_t>(ir::BinaryOp::Rem));
+  m->facts.multiple_of[0] = 128;
+  m->facts.max_contiguous[0] = 128;
+  ir::Value *q = x.op(OpKind::Binary, {x.arange(128), x.op(OpKind::Splat, {n}, t)}, t,
+                      static_cast<uint8_t>(ir::BinaryOp::IDiv));
+  q->facts.max_constancy[0] = 32;
+  analysis::AxisInfoAnalysis a;
+  CHECK(a.get(m).contig[0] == 128);
+  CHECK(a.get(m).div[0] == 128);
+  CHECK(a.get(q).constancy[0] == 32);
+}

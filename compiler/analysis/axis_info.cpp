@@ -94,6 +94,14 @@ const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
   if (auto it = memo_.find(v); it != memo_.end())
     return it->second;
   AxisInfo a = compute(v);
+  // The kernel's hints (Triton's multiple_of / max_contiguous /
+  // max_constancy), where they say more than the analysis found: `% N` of
+  // an arange loses the runs that a real kernel then restores this way.
+  for (int d = 0; d < ir::Type::kMaxRank; ++d) {
+    a.div[d] = std::max<int64_t>(a.div[d], v->facts.multiple_of[d]);
+    a.contig[d] = std::max<int64_t>(a.contig[d], v->facts.max_contiguous[d]);
+    a.constancy[d] = std::max<int64_t>(a.constancy[d], v->facts.max_constancy[d]);
+  }
   return memo_[v] = a; // unordered_map keeps references stable
 }
 
@@ -159,6 +167,20 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
           a.contig[d] = x.contig[d];
         else if (is_one(op.operands[0]))
           a.contig[d] = y.contig[d];
+      } else if ((b == BinaryOp::Rem || b == BinaryOp::IDiv) && v->type.is_int() &&
+                 y.constancy[d] >= n) {
+        // By a value uniform along d (`% N`, `// N`): a run of x that starts
+        // at a multiple of g = gcd(run, x's and N's divisors) never crosses a
+        // multiple of N inside g elements, so `% N` keeps runs of g
+        // (tutorial 03's `(pid * BLOCK + arange) % N` with N specialized D)
+        // and `// N` is constant over them.
+        const int64_t g = std::gcd(x.contig[d], std::gcd(x.div[d], y.div[d]));
+        if (b == BinaryOp::Rem) {
+          a.contig[d] = g;
+          a.div[d] = std::gcd(x.div[d], y.div[d]);
+        } else {
+          a.constancy[d] = std::max(a.constancy[d], g);
+        }
       }
       break;
     }

@@ -597,7 +597,37 @@ Val tl_cdiv(IrGen &g, CallArgs &a) {
   return Val::tensor(g.sem().binary(Op::FloorDiv, {num}, od));
 }
 
-Val identity_hint(IrGen &g, CallArgs &a) { return required(g, a, 0, "input", "the hint"); }
+/// tl.multiple_of(x, values) and its kin: `values` (an int, or one per dim)
+/// become facts of x's value for the axis info; x itself is returned.
+template <std::array<int32_t, ir::Type::kMaxRank> ir::Facts::*Field>
+Val hint(IrGen &g, CallArgs &a, const char *fn) {
+  const Val x = required(g, a, 0, "input", fn);
+  const Val &values = required(g, a, 1, "values", fn);
+  std::vector<Val> per = values.kind == Val::Kind::Tuple ? values.elems : std::vector<Val>{values};
+  if (!x.is_tensor())
+    return x; // a constant needs no hint
+  const int rank = std::max<int>(1, x.v->type.rank);
+  if (static_cast<int>(per.size()) != rank)
+    g.fail(std::string(fn) + " needs one value per dim of its " + x.v->type.str() + " input, not " +
+           std::to_string(per.size()));
+  for (int d = 0; d < rank; ++d) {
+    const int64_t n = g.const_int(per[d], (std::string(fn) + "'s value").c_str());
+    if (n < 1 || n > (int64_t{1} << 30))
+      g.fail(std::string(fn) + "'s values must be positive, not " + std::to_string(n));
+    (x.v->facts.*Field)[d] = static_cast<int32_t>(n);
+  }
+  return x;
+}
+
+Val tl_multiple_of(IrGen &g, CallArgs &a) {
+  return hint<&ir::Facts::multiple_of>(g, a, "tl.multiple_of");
+}
+Val tl_max_contiguous(IrGen &g, CallArgs &a) {
+  return hint<&ir::Facts::max_contiguous>(g, a, "tl.max_contiguous");
+}
+Val tl_max_constancy(IrGen &g, CallArgs &a) {
+  return hint<&ir::Facts::max_constancy>(g, a, "tl.max_constancy");
+}
 
 Val tl_debug_barrier(IrGen &g, CallArgs &) {
   g.builder().create(OpKind::Barrier, {}, {});
@@ -822,9 +852,9 @@ const HandlerTable &own_handlers() {
       {"tl.split", tl_split},
       {"tl.dot", tl_dot},
       {"tl.cdiv", tl_cdiv},
-      {"tl.multiple_of", identity_hint},
-      {"tl.max_contiguous", identity_hint},
-      {"tl.max_constancy", identity_hint},
+      {"tl.multiple_of", tl_multiple_of},
+      {"tl.max_contiguous", tl_max_contiguous},
+      {"tl.max_constancy", tl_max_constancy},
       {"tl.debug_barrier", tl_debug_barrier},
       {"tl.static_assert", tl_static_assert},
       {"tl.static_print", tl_static_print},

@@ -10,6 +10,7 @@
 // here is shared between threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -30,6 +31,10 @@ struct Function;
 /// values fixed to 1); the axis-info analysis starts from these.
 struct Facts {
   bool divisible16 = false;
+  /// tl.multiple_of / tl.max_contiguous / tl.max_constancy on this value:
+  /// the user's word per dim (0: none), which the axis info takes when it
+  /// knows less. A value's facts hold wherever it is used (SSA).
+  std::array<int32_t, Type::kMaxRank> multiple_of{}, max_contiguous{}, max_constancy{};
 };
 
 struct Value {
