@@ -105,7 +105,7 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
     // Triton's launch options that kiln's launch does not implement: their
     // defaults (None, False) are what kiln does, so they pass; asking for
     // the feature is refused rather than silently dropped.
-    const bool asked = a.kind() == Arg::Kind::None ? false
+    const bool asked = a.kind() == Arg::Kind::None   ? false
                        : a.kind() == Arg::Kind::Bool ? a.as_bool()
                        : a.kind() == Arg::Kind::Int  ? a.as_int() != 0
                                                      : true;
@@ -121,8 +121,14 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
 
 /// What a keyword may name, for "did you mean" (an error path only).
 std::vector<std::string_view> names_and_options(const std::vector<KernelParam> &params) {
-  std::vector<std::string_view> names = {"num_warps", "num_stages", "num_ctas", "enable_fp_fusion",
-                                         "debug", "maxnreg", "launch_cooperative_grid", "launch_pdl"};
+  std::vector<std::string_view> names = {"num_warps",
+                                         "num_stages",
+                                         "num_ctas",
+                                         "enable_fp_fusion",
+                                         "debug",
+                                         "maxnreg",
+                                         "launch_cooperative_grid",
+                                         "launch_pdl"};
   for (const KernelParam &p : params)
     names.push_back(p.name);
   return names;

@@ -65,7 +65,9 @@ private:
   std::vector<std::unique_ptr<CacheLevel>> levels_;
   std::string levels_error_;
   // 1 + backend in the high half, the index in the low one; 0 is unset.
-  static uint32_t encode(Device d) { return (uint32_t(d.backend) + 1) << 16 | uint32_t(d.index & 0xFFFF); }
+  static uint32_t encode(Device d) {
+    return (uint32_t(d.backend) + 1) << 16 | uint32_t(d.index & 0xFFFF);
+  }
   uint32_t default_device_ = encode(Device{}); ///< written once, in the constructor
   static inline thread_local uint32_t thread_device_ = 0;
 };

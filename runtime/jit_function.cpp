@@ -371,7 +371,7 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
   const LaunchEvent ev{
-      info_.name, &k.compiled, grid,       std::span<const Arg>(values, params_.size()),
+      info_.name, &k.compiled, grid,        std::span<const Arg>(values, params_.size()),
       source,     dc.device,   spec.stream, &launch_metadata_};
   if (hooks.launch_enter_hook)
     hooks.launch_enter_hook(ev);

@@ -52,10 +52,10 @@ TEST_CASE("api traps: a LaunchResult keeps its kernel alive when the Module was 
   CHECK(kiln::Kernel::repr(*r.kernel).starts_with("fill["));
   CHECK(out[15] == 15.0f);
 
-  const kiln::LaunchResult w = kiln::Module::from_string(read_add_source(), "fill.py")
-                                   .kernel("fill")
-                                   .warmup_with(kiln::Arg::mock(kiln::DType::f32), 16,
-                                                kiln::arg("BLOCK", 16));
+  const kiln::LaunchResult w =
+      kiln::Module::from_string(read_add_source(), "fill.py")
+          .kernel("fill")
+          .warmup_with(kiln::Arg::mock(kiln::DType::f32), 16, kiln::arg("BLOCK", 16));
   REQUIRE(w.kernel != nullptr);
   CHECK(w.kernel->name == "fill");
 }
@@ -113,8 +113,9 @@ TEST_CASE("api traps: the device check looks inside tuples") {
       "pair.py");
   std::vector<float> a(4, 0.0f), b(4, 5.0f);
   const kiln::Tensor gpu_b(b.data(), {4}, kiln::Device{kiln::Backend::cuda, 1});
-  CHECK_THROWS_WITH_AS(m.kernel("pair")[{1}](kiln::tuple(a.data(), gpu_b), 4, kiln::arg("BLOCK", 4)),
-                       doctest::Contains("'p' is a tensor on cuda:1"), kiln::ArgumentError);
+  CHECK_THROWS_WITH_AS(
+      m.kernel("pair")[{1}](kiln::tuple(a.data(), gpu_b), 4, kiln::arg("BLOCK", 4)),
+      doctest::Contains("'p' is a tensor on cuda:1"), kiln::ArgumentError);
   m.kernel("pair")[{1}](kiln::tuple(a.data(), b.data()), 4, kiln::arg("BLOCK", 4));
   CHECK(a[3] == 5.0f);
 }
@@ -134,6 +135,7 @@ TEST_CASE("api traps: the current device is per thread, as in the seed") {
 
   // A launch here still runs on this thread's device.
   std::vector<float> out(16, -1.0f);
-  kiln::Module::from_string(read_add_source(), "fill.py").kernel("fill")[{1}](out.data(), 16, kiln::arg("BLOCK", 16));
+  kiln::Module::from_string(read_add_source(), "fill.py")
+      .kernel("fill")[{1}](out.data(), 16, kiln::arg("BLOCK", 16));
   CHECK(out[15] == 15.0f);
 }

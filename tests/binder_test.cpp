@@ -9,8 +9,8 @@
 #include <doctest/doctest.h>
 
 #include <climits>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -410,7 +410,8 @@ TEST_CASE("binder: Triton's maxnreg, launch_cooperative_grid and launch_pdl take
   for (const char *name : {"maxnreg", "launch_cooperative_grid", "launch_pdl"}) {
     CAPTURE(name);
     const kiln::Arg value = std::string_view(name) == "maxnreg" ? kiln::Arg(128) : kiln::Arg(true);
-    const std::string why = std::string("option ") + name + " is a Triton launch option kiln does not support yet";
+    const std::string why =
+        std::string("option ") + name + " is a Triton launch option kiln does not support yet";
     CHECK_THROWS_WITH_AS(k.warmup_with(x, 17, arg(name, value)), doctest::Contains(why.c_str()),
                          kiln::ArgumentError);
   }

@@ -24,8 +24,8 @@
 #include "async/compile_pool.hpp"
 #include "async/job.hpp"
 
-#include <tbb/global_control.h>
 #include "kiln/error.hpp"
+#include <tbb/global_control.h>
 
 namespace {
 

@@ -336,11 +336,11 @@ def scale(x_ptr, n, factor=2.0, BLOCK: tl.constexpr = 64):
 
 TEST_CASE("hooks: pre-run hooks run before the compile, so a hook sees a failing launch") {
   HookGuard guard;
-  const kiln::Module m = kiln::Module::from_string(
-      "import triton\nimport triton.language as tl\n\n@triton.jit\n"
-      "def broken(x_ptr, BLOCK: tl.constexpr):\n"
-      "    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n",
-      "pre_run_first.py");
+  const kiln::Module m =
+      kiln::Module::from_string("import triton\nimport triton.language as tl\n\n@triton.jit\n"
+                                "def broken(x_ptr, BLOCK: tl.constexpr):\n"
+                                "    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n",
+                                "pre_run_first.py");
   const kiln::Kernel k = m.kernel("broken");
   int calls = 0;
   k.add_pre_run_hook([&](const kiln::BoundArgs &) { ++calls; });
@@ -350,7 +350,8 @@ TEST_CASE("hooks: pre-run hooks run before the compile, so a hook sees a failing
   CHECK(calls == 1);
 }
 
-TEST_CASE("hooks: a kernel's launch_metadata callback reaches the launch hooks, with the specialization") {
+TEST_CASE("hooks: a kernel's launch_metadata callback reaches the launch hooks, with the "
+          "specialization") {
   HookGuard guard;
   const kiln::Module m = vector_add();
   const kiln::Kernel add = m.kernel("add_kernel");
@@ -374,7 +375,8 @@ TEST_CASE("hooks: a kernel's launch_metadata callback reaches the launch hooks, 
   CHECK(v.added());
   REQUIRE(metadata.size() == 1);
   CHECK(metadata[0] == "add_kernel n=100");
-  CHECK(specs[0] == "(x_ptr: *fp32:D, y_ptr: *fp32:D, out_ptr: *fp32:D, n: i32, BLOCK: constexpr=64)");
+  CHECK(specs[0] ==
+        "(x_ptr: *fp32:D, y_ptr: *fp32:D, out_ptr: *fp32:D, n: i32, BLOCK: constexpr=64)");
   CHECK(asked == 1);
 
   // A kernel without one gives empty metadata.

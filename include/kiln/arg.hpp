@@ -53,7 +53,8 @@ public:
   Arg(double v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
   Arg(const Tensor &t)
       : kind_(Kind::Pointer), dtype_(t.dtype),
-        device_(t.labelled() ? static_cast<uint8_t>(1 + static_cast<uint8_t>(t.device.backend)) : 0),
+        device_(t.labelled() ? static_cast<uint8_t>(1 + static_cast<uint8_t>(t.device.backend))
+                             : 0),
         device_index_(static_cast<int16_t>(t.device.index)),
         extent_(t.ndim > 0 ? static_cast<int64_t>(t.nbytes()) : -1) {
     u_.p = t.data;
