@@ -305,7 +305,8 @@ def scale(x_ptr, n, factor=2.0, BLOCK: tl.constexpr = 64):
   k.add_pre_run_hook([&](const kiln::BoundArgs &b) {
     calls.push_back({b["x_ptr"].as_pointer(), b["n"].as_int(), b["factor"].as_float(), b["BLOCK"].as_int(),
                      b.values().size()});
-    CHECK(x[0] == 1.0f); // before the kernel runs
+    if (calls.size() == 1)
+      CHECK(x[0] == 1.0f); // before the kernel runs
     CHECK_THROWS_AS(b["no_such_param"], kiln::ArgumentError);
   });
   k.add_pre_run_hook([&](const kiln::BoundArgs &) { ++second; });
