@@ -27,11 +27,10 @@ namespace kiln::async {
 CompilePool::CompilePool(int threads)
     // Submitters only enqueue, so `threads` slots go to workers; one more is
     // reserved for the destructor, which then waits (and helps) in the arena
-    // itself instead of handing its wait to a worker once one is free. The
-    // arena alone bounds the pool: no tbb::global_control, which is process
-    // wide and would move the host program's own TBB limit (and cap the CPU
-    // backend's parallel_for) while the pool lives.
-    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()), arena_(threads_ + 1, 1) {
+    // itself instead of handing its wait to a worker once one is free.
+    : threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
+      workers_(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads_) + 1),
+      arena_(threads_ + 1, 1) {
   namespace flow = tbb::flow;
   // Built inside the arena, the graph runs its tasks there.
   arena_.execute([&] {

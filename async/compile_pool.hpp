@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include <tbb/flow_graph.h>
+#include <tbb/global_control.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
 
@@ -39,6 +40,9 @@ private:
   std::shared_ptr<Job> pick();
 
   int threads_;
+  // oneTBB's default is one worker fewer than cores, counting on the caller
+  // to work too; our callers only enqueue, so ask for `threads` workers.
+  tbb::global_control workers_;
   tbb::task_arena arena_;
   tbb::task_group group_; // the feeding tasks, so the destructor can wait for them
   std::unique_ptr<tbb::flow::graph> graph_;

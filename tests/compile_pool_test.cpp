@@ -23,9 +23,7 @@
 
 #include "async/compile_pool.hpp"
 #include "async/job.hpp"
-
 #include "kiln/error.hpp"
-#include <tbb/global_control.h>
 
 namespace {
 
@@ -250,23 +248,6 @@ TEST_CASE("compile pool: wait on a job another thread is running blocks until it
 TEST_CASE("compile pool: threads() reports the bound") {
   CHECK(CompilePool(3).threads() == 3);
   CHECK(CompilePool(0).threads() >= 1); // 0: all cores
-}
-
-TEST_CASE("compile pool: a pool leaves the process's TBB limit alone") {
-  // A process-wide tbb::global_control would move the host program's own
-  // limit (and cap the CPU backend's parallel_for) while the pool lives.
-  using tbb::global_control;
-  const std::size_t before = global_control::active_value(global_control::max_allowed_parallelism);
-  for (int threads : {1, 5}) {
-    CAPTURE(threads);
-    CompilePool pool(threads);
-    CHECK(global_control::active_value(global_control::max_allowed_parallelism) == before);
-  }
-  {
-    const global_control host(global_control::max_allowed_parallelism, 2);
-    CompilePool pool(5);
-    CHECK(global_control::active_value(global_control::max_allowed_parallelism) == 2);
-  }
 }
 
 TEST_CASE("compile pool: the workers run submitted jobs without anyone waiting") {

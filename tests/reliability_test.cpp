@@ -690,7 +690,7 @@ TEST_CASE("issue 17.8: a kiln::Tensor's size bounds a debug launch's accesses; w
   CHECK(out[63] == 6);
 }
 
-TEST_CASE("child: KILN_DEBUG and the launch's debug=") {
+TEST_CASE("child: KILN_DEBUG and an explicit debug=") {
   if (!in_child())
     return;
   kiln::Module m = kiln::Module::from_string(int32_kernel(), "debug_knob.py");
@@ -704,7 +704,7 @@ TEST_CASE("child: KILN_DEBUG and the launch's debug=") {
 
 TEST_CASE("issue 13: KILN_DEBUG=1 turns debug on for launches that do not pass debug=") {
   // The knob is read once per process, so each setting runs in a child.
-  check_child("child: KILN_DEBUG and the launch's debug=", "debug=1 explicit_off=0",
+  check_child("child: KILN_DEBUG and an explicit debug=", "debug=1 explicit_off=0",
               "KILN_DEBUG=1");
-  check_child("child: KILN_DEBUG and the launch's debug=", "debug=0 explicit_off=0");
+  check_child("child: KILN_DEBUG and an explicit debug=", "debug=0 explicit_off=0");
 }
