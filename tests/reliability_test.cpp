@@ -704,7 +704,6 @@ TEST_CASE("child: KILN_DEBUG and an explicit debug=") {
 
 TEST_CASE("issue 13: KILN_DEBUG=1 turns debug on for launches that do not pass debug=") {
   // The knob is read once per process, so each setting runs in a child.
-  check_child("child: KILN_DEBUG and an explicit debug=", "debug=1 explicit_off=0",
-              "KILN_DEBUG=1");
+  check_child("child: KILN_DEBUG and an explicit debug=", "debug=1 explicit_off=0", "KILN_DEBUG=1");
   check_child("child: KILN_DEBUG and an explicit debug=", "debug=0 explicit_off=0");
 }
