@@ -292,7 +292,9 @@ size_t Autotuner::tune(std::span<const Arg> args, const Arg *const *bound, const
   for (size_t c = 0; c < n; ++c)
     if (std::find(timed.begin(), timed.end(), c) == timed.end())
       failed[c] = "pruned";
+  const Device device = current_device(); // the pool's threads keep this thread's
   tbb::parallel_for(size_t{0}, timed.size(), [&](size_t i) {
+    const runtime::Context::ThreadDevice on(device);
     const size_t c = timed[i];
     try {
       launch(config_args_of[c], /*warmup=*/true);

@@ -100,6 +100,19 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
     o.enable_fp_fusion = option_bool(a, n, fn);
   } else if (!std::strcmp(n, "debug")) {
     o.debug = option_bool(a, n, fn);
+  } else if (!std::strcmp(n, "maxnreg") || !std::strcmp(n, "launch_cooperative_grid") ||
+             !std::strcmp(n, "launch_pdl")) {
+    // Triton's launch options that kiln's launch does not implement: their
+    // defaults (None, False) are what kiln does, so they pass; asking for
+    // the feature is refused rather than silently dropped.
+    const bool asked = a.kind() == Arg::Kind::None   ? false
+                       : a.kind() == Arg::Kind::Bool ? a.as_bool()
+                       : a.kind() == Arg::Kind::Int  ? a.as_int() != 0
+                                                     : true;
+    if (asked)
+      throw ArgumentError(fn + ": option " + n +
+                          " is a Triton launch option kiln does not support yet (only its "
+                          "default, None or False, is accepted)");
   } else {
     return false;
   }
@@ -108,8 +121,14 @@ bool apply_option(const Arg &a, Options &o, const std::string &fn) {
 
 /// What a keyword may name, for "did you mean" (an error path only).
 std::vector<std::string_view> names_and_options(const std::vector<KernelParam> &params) {
-  std::vector<std::string_view> names = {"num_warps", "num_stages", "num_ctas", "enable_fp_fusion",
-                                         "debug"};
+  std::vector<std::string_view> names = {"num_warps",
+                                         "num_stages",
+                                         "num_ctas",
+                                         "enable_fp_fusion",
+                                         "debug",
+                                         "maxnreg",
+                                         "launch_cooperative_grid",
+                                         "launch_pdl"};
   for (const KernelParam &p : params)
     names.push_back(p.name);
   return names;

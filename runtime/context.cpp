@@ -18,12 +18,12 @@ Context &Context::get() {
 
 Context::Context() : knobs_(Knobs::from_env()) {
   if (knobs_.backend == "cuda") {
-    set_device(Device{Backend::cuda, 0});
+    default_device_ = encode(Device{Backend::cuda, 0});
   } else if (knobs_.backend == "auto") {
     // auto: the GPU when there is one and its driver works, else the host.
     int n = 0;
     if (const cuda::CudaApi *api = cuda::CudaApi::load(nullptr); api && api->DeviceGetCount(&n) == CUDA_SUCCESS && n > 0)
-      set_device(Device{Backend::cuda, 0});
+      default_device_ = encode(Device{Backend::cuda, 0});
   }
 }
 

@@ -27,15 +27,28 @@ public:
   /// The driver of `b`, created on first use. Throws RuntimeError when the
   /// backend is not available here.
   Driver &driver(Backend b);
-  /// The device launches use: KILN_BACKEND, or the one set by set_device.
-  /// Lock-free: read on every launch.
+  /// The device this thread's launches use: the one this thread set with
+  /// set_device, else the process's default (KILN_BACKEND). Per thread, as
+  /// the seed's current device is. Lock-free: read on every launch.
   Device device() const {
-    const uint32_t d = device_.load(std::memory_order_acquire);
-    return Device{static_cast<Backend>(d >> 16), static_cast<int>(d & 0xFFFF)};
+    const uint32_t d = thread_device_ ? thread_device_ : default_device_;
+    return Device{static_cast<Backend>((d >> 16) - 1), static_cast<int>(d & 0xFFFF)};
   }
-  void set_device(Device d) {
-    device_.store(uint32_t(d.backend) << 16 | uint32_t(d.index), std::memory_order_release);
-  }
+  /// Sets the calling thread's device only.
+  static void set_device(Device d) { thread_device_ = encode(d); }
+
+  /// Makes the calling thread use `d` until it ends, then what it used
+  /// before: how work spread over pool threads keeps the caller's device.
+  class ThreadDevice {
+  public:
+    explicit ThreadDevice(Device d) : saved_(thread_device_) { thread_device_ = encode(d); }
+    ~ThreadDevice() { thread_device_ = saved_; }
+    ThreadDevice(const ThreadDevice &) = delete;
+    ThreadDevice &operator=(const ThreadDevice &) = delete;
+
+  private:
+    uint32_t saved_;
+  };
   Hooks &hooks() { return hooks_; }
   /// The persistent cache levels in look-up order (disk, then remote),
   /// made from the knobs on first use; empty with KILN_NO_CACHE. Throws
@@ -51,7 +64,12 @@ private:
   std::once_flag levels_once_;
   std::vector<std::unique_ptr<CacheLevel>> levels_;
   std::string levels_error_;
-  std::atomic<uint32_t> device_{0};
+  // 1 + backend in the high half, the index in the low one; 0 is unset.
+  static uint32_t encode(Device d) {
+    return (uint32_t(d.backend) + 1) << 16 | uint32_t(d.index & 0xFFFF);
+  }
+  uint32_t default_device_ = encode(Device{}); ///< written once, in the constructor
+  static inline thread_local uint32_t thread_device_ = 0;
 };
 
 } // namespace kiln::runtime

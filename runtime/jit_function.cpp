@@ -86,7 +86,9 @@ std::vector<LaunchResult> JitFunction::warmup(std::span<const Arg> args) {
       const std::vector<size_t> configs = autotuner_->candidates(b.args);
       std::vector<std::optional<LaunchResult>> results(configs.size());
       std::vector<std::exception_ptr> errors(configs.size());
+      const Device device = Context::get().device(); // the pool's threads keep this thread's
       auto warm = [&](size_t i) {
+        const Context::ThreadDevice on(device);
         try {
           results[i] = run(autotuner_->config_args(args, configs[i]), spec);
         } catch (const Error &) {
@@ -149,6 +151,14 @@ DeviceCache &JitFunction::device_cache(Device d) {
   devices_[slot].store(dc.get(), std::memory_order_release);
   owned_devices_.push_back(std::move(dc));
   return *owned_devices_.back();
+}
+
+std::vector<DeviceCache *> JitFunction::device_caches() const {
+  std::vector<DeviceCache *> out;
+  for (const auto &slot : devices_)
+    if (DeviceCache *dc = slot.load(std::memory_order_acquire))
+      out.push_back(dc);
+  return out;
 }
 
 namespace {
@@ -361,8 +371,8 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
   const LaunchEvent ev{
-      info_.name, &k.compiled, grid,       std::span<const Arg>(values, params_.size()),
-      source,     dc.device,   spec.stream};
+      info_.name, &k.compiled, grid,        std::span<const Arg>(values, params_.size()),
+      source,     dc.device,   spec.stream, &launch_metadata_};
   if (hooks.launch_enter_hook)
     hooks.launch_enter_hook(ev);
   dc.driver->launch(*k.binary, grid, ptrs, spec.stream);
@@ -382,10 +392,40 @@ void JitFunction::check_pointers(DeviceCache &dc, const LoadedKernel &k, void *c
   }
 }
 
+namespace {
+
+// The first labelled pointer (a Tensor's, DLPack's) of `a` on another device
+// than `launch`, or null. Tuples are searched too: their tensors launch as well.
+const Arg *on_other_device(const Arg &a, Device launch) {
+  if (a.kind() == Arg::Kind::Pointer)
+    return a.has_device() && a.device() != launch ? &a : nullptr;
+  if (a.kind() == Arg::Kind::Tuple)
+    for (const Arg &e : a.as_tuple())
+      if (const Arg *bad = on_other_device(e, launch))
+        return bad;
+  return nullptr;
+}
+
+} // namespace
+
+// Triton's launcher refuses a tensor on another device than the launch's;
+// without this a tensor labelled cuda:0 would be dereferenced on the CPU.
+void JitFunction::check_devices(Device launch, const Bound &b) const {
+  for (unsigned i = 0; i < params_.size(); ++i)
+    if (const Arg *bad = on_other_device(*b.args[i], launch)) [[unlikely]]
+      throw ArgumentError(info_.name + ": argument '" + params_[i].name + "' is a tensor on " +
+                          bad->device().str() + " but the launch is on " + launch.str() +
+                          " (kiln::set_device, or move the tensor)");
+}
+
 LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec) {
   Bound b;
   b.spec = &spec;
   bind(args, b);
+  // As the seed's run(): the hooks come first, before any compile, for
+  // warmups and empty grids too.
+  if (!pre_run_hooks_.empty())
+    call_pre_run_hooks(b);
   SpecKey key;
   specialize(b, key);
   const uint64_t hash = key.hash();
@@ -411,8 +451,7 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
     throw ArgumentError(info_.name + ": " + grid_limits_message(grid));
   if (grid.size() == 0)
     return result;
-  if (!pre_run_hooks_.empty())
-    call_pre_run_hooks(b);
+  check_devices(dc.device, b);
   uint64_t storage[kMaxParams];
   void *ptrs[kMaxParams + 1];
   int64_t extents[kMaxParams]; // debug: each pointer's tensor size, after the arguments

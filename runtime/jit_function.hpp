@@ -80,6 +80,13 @@ public:
 
   /// The device cache of `d`, created on first use.
   DeviceCache &device_cache(Device d);
+  /// The device caches created so far (cpu and every cuda device used).
+  std::vector<DeviceCache *> device_caches() const;
+
+  /// Not synchronized with launches: set before launching from other threads.
+  void set_launch_metadata(std::function<std::string(const LaunchEvent &)> fn) {
+    launch_metadata_ = std::move(fn);
+  }
 
   /// Not synchronized with launches: add before launching from other threads.
   void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) { pre_run_hooks_.push_back(std::move(hook)); }
@@ -129,6 +136,7 @@ private:
   void specialize(const Bound &b, SpecKey &key) const;
   /// cuda: refuses a pointer argument the device cannot reach (a host array).
   void check_pointers(DeviceCache &dc, const LoadedKernel &k, void *const *ptrs) const;
+  void check_devices(Device launch, const Bound &b) const;
   LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
                                  bool warmup, BinarySource &source, FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
@@ -164,6 +172,7 @@ private:
   std::vector<KernelParam> params_;
   std::vector<std::optional<Arg>> defaults_;
   std::vector<std::function<void(const BoundArgs &)>> pre_run_hooks_;
+  std::function<std::string(const LaunchEvent &)> launch_metadata_;
   std::unique_ptr<Autotuner> autotuner_; ///< when the kernel has @triton.autotune configs
   std::optional<frontend::AutotuneInfo> own_autotune_; ///< configs set from C++
   const frontend::AutotuneInfo *autotune_ = nullptr;   ///< the decorator's or own_autotune_

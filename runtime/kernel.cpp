@@ -40,33 +40,48 @@ std::vector<std::string> Kernel::heuristics() const {
   return names;
 }
 
+void Kernel::set_launch_metadata(std::function<std::string(const LaunchEvent &)> fn) const {
+  fn_->set_launch_metadata(std::move(fn));
+}
+
 LaunchResult Kernel::run(std::span<const Arg> args, Grid grid, Stream stream) const {
   runtime::JitFunction::LaunchSpec spec;
   spec.grid = grid;
   spec.stream = stream;
-  return fn_->run(args, spec);
+  LaunchResult r = fn_->run(args, spec);
+  r.owner = fn_;
+  return r;
 }
 
 LaunchResult Kernel::run(std::span<const Arg> args, const GridFn &grid, Stream stream) const {
   runtime::JitFunction::LaunchSpec spec;
   spec.grid_fn = &grid;
   spec.stream = stream;
-  return fn_->run(args, spec);
+  LaunchResult r = fn_->run(args, spec);
+  r.owner = fn_;
+  return r;
 }
 
 LaunchResult Kernel::warmup(std::span<const Arg> args) const {
-  return fn_->warmup(args).front();
+  LaunchResult r = fn_->warmup(args).front();
+  r.owner = fn_;
+  return r;
 }
 
 std::vector<LaunchResult> Kernel::warmup_all(std::span<const Arg> args) const {
-  return fn_->warmup(args);
+  std::vector<LaunchResult> rs = fn_->warmup(args);
+  for (LaunchResult &r : rs)
+    r.owner = fn_;
+  return rs;
 }
 
 std::string Kernel::serialize_specialization_data(const LaunchResult &r) const {
   if (!r.kernel)
     throw ArgumentError(name() + ": serialize_specialization_data needs the result of a launch or warmup that compiled");
-  // The compiled kernel keeps its specialization; find the entry that owns it.
-  for (runtime::DeviceCache *dc : {&fn_->device_cache(Device{})})
+  // The compiled kernel keeps its specialization; find the entry that owns
+  // it, on whichever device it was compiled for (a CUDA kernel's is not in
+  // the CPU's cache).
+  for (runtime::DeviceCache *dc : fn_->device_caches())
     for (runtime::CacheEntry *e : dc->kernels.entries())
       if (runtime::LoadedKernel *k = e->ready.load(); k && &k->compiled == r.kernel)
         return runtime::specialization_data(*fn_, k->specs, k->compiled.options, k->compiled.key).dump();

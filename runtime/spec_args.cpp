@@ -46,12 +46,18 @@ Arg runtime_arg(const std::string &param, const std::string &spec) {
     return Arg(divisible ? kI64Divisible : kI64);
   if (type == "u64")
     return Arg(divisible ? kU64Divisible : kU64);
+  // The other scalar types come only from annotations (`x: tl.float64`,
+  // `n: tl.uint32`), which set the type: any value of the kind will do.
+  if (const auto dt = parse_dtype(type); dt && is_int(*dt) && *dt != DType::i1)
+    return Arg(divisible ? kDivisible : kPlain);
   if (divisible)
     return bad();
   if (type == "fp32")
     return Arg(1.5);
   if (type == "u1" || type == "i1")
     return Arg(true);
+  if (const auto dt = parse_dtype(type); dt && is_float(*dt))
+    return Arg(1.5);
   return bad();
 }
 

@@ -9,9 +9,10 @@
 #include <doctest/doctest.h>
 
 #include <climits>
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <kiln/kiln.hpp>
@@ -395,6 +396,25 @@ TEST_CASE("binder: options are part of the key and are checked") {
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("num_stages", 0)), kiln::ArgumentError);
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("num_ctas", 2)), kiln::ArgumentError);
   CHECK_THROWS_AS(k.warmup_with(x, 17, arg("debug", 1.5)), kiln::ArgumentError);
+}
+
+TEST_CASE("binder: Triton's maxnreg, launch_cooperative_grid and launch_pdl take their defaults") {
+  const kiln::Kernel &k = kernel("add_like");
+  float *x = typed<float>(aligned());
+  const auto plain = k.warmup_with(x, 17);
+  // The seed's defaults spelled out are what kiln does: the same binary.
+  CHECK(k.warmup_with(x, 17, arg("maxnreg", nullptr)).kernel == plain.kernel);
+  CHECK(k.warmup_with(x, 17, arg("launch_cooperative_grid", false)).kernel == plain.kernel);
+  CHECK(k.warmup_with(x, 17, arg("launch_pdl", false)).kernel == plain.kernel);
+  // Asking for the feature is refused by name, not "unrecognised".
+  for (const char *name : {"maxnreg", "launch_cooperative_grid", "launch_pdl"}) {
+    CAPTURE(name);
+    const kiln::Arg value = std::string_view(name) == "maxnreg" ? kiln::Arg(128) : kiln::Arg(true);
+    const std::string why =
+        std::string("option ") + name + " is a Triton launch option kiln does not support yet";
+    CHECK_THROWS_WITH_AS(k.warmup_with(x, 17, arg(name, value)), doctest::Contains(why.c_str()),
+                         kiln::ArgumentError);
+  }
 }
 
 TEST_CASE("binder: @jit(debug=True) turns debug on unless the launch says otherwise") {

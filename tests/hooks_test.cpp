@@ -305,7 +305,8 @@ def scale(x_ptr, n, factor=2.0, BLOCK: tl.constexpr = 64):
   k.add_pre_run_hook([&](const kiln::BoundArgs &b) {
     calls.push_back({b["x_ptr"].as_pointer(), b["n"].as_int(), b["factor"].as_float(), b["BLOCK"].as_int(),
                      b.values().size()});
-    CHECK(x[0] == 1.0f); // before the kernel runs
+    if (calls.size() == 1)
+      CHECK(x[0] == 1.0f); // before the kernel runs
     CHECK_THROWS_AS(b["no_such_param"], kiln::ArgumentError);
   });
   k.add_pre_run_hook([&](const kiln::BoundArgs &) { ++second; });
@@ -320,13 +321,67 @@ def scale(x_ptr, n, factor=2.0, BLOCK: tl.constexpr = 64):
   CHECK(calls[0].count == 4);
   CHECK(second == 1);
 
-  k.warmup_with(x.data(), 100); // not for warmup
-  CHECK(calls.size() == 1);
+  // As in the seed, first thing in every run: warmup and an empty grid too.
+  k.warmup_with(x.data(), 100);
+  CHECK(calls.size() == 2);
+  k[{0}](x.data(), 100);
+  CHECK(calls.size() == 3);
   x.assign(100, 1.0f);
   k[{1}](x.data(), 64, kiln::arg("factor", 3.0));
-  REQUIRE(calls.size() == 2);
-  CHECK(calls[1].factor == 3.0);
-  CHECK(calls[1].n == 64);
+  REQUIRE(calls.size() == 4);
+  CHECK(calls[3].factor == 3.0);
+  CHECK(calls[3].n == 64);
   CHECK(x[0] == 3.0f);
-  CHECK(second == 2);
+  CHECK(second == 4);
+}
+
+TEST_CASE("hooks: pre-run hooks run before the compile, so a hook sees a failing launch") {
+  HookGuard guard;
+  const kiln::Module m =
+      kiln::Module::from_string("import triton\nimport triton.language as tl\n\n@triton.jit\n"
+                                "def broken(x_ptr, BLOCK: tl.constexpr):\n"
+                                "    tl.store(x_ptr + tl.arange(0, BLOCK), 1.0)\n",
+                                "pre_run_first.py");
+  const kiln::Kernel k = m.kernel("broken");
+  int calls = 0;
+  k.add_pre_run_hook([&](const kiln::BoundArgs &) { ++calls; });
+  std::vector<float> x(4);
+  // BLOCK=3 is not a power of two: the compile fails, after the hook ran.
+  CHECK_THROWS(k[{1}](x.data(), kiln::arg("BLOCK", 3)));
+  CHECK(calls == 1);
+}
+
+TEST_CASE("hooks: a kernel's launch_metadata callback reaches the launch hooks, with the "
+          "specialization") {
+  HookGuard guard;
+  const kiln::Module m = vector_add();
+  const kiln::Kernel add = m.kernel("add_kernel");
+  int asked = 0;
+  // Triton's launch_metadata=: a name with the sizes, for a profiler.
+  add.set_launch_metadata([&](const kiln::LaunchEvent &e) {
+    ++asked;
+    return std::string(e.kernel) + " n=" + std::to_string(e.args[3].as_int());
+  });
+  std::vector<std::string> metadata, specs;
+  Vectors v(100);
+  // No launch hook: the callback is never called.
+  add[{blocks(100, 64)}](v.x.data(), v.y.data(), v.out.data(), 100, kiln::arg("BLOCK", 64));
+  CHECK(asked == 0);
+
+  kiln::hooks().launch_enter_hook = [&](const kiln::LaunchEvent &e) {
+    metadata.push_back(e.launch_metadata());
+    specs.emplace_back(e.specialization());
+  };
+  add[{blocks(100, 64)}](v.x.data(), v.y.data(), v.out.data(), 100, kiln::arg("BLOCK", 64));
+  CHECK(v.added());
+  REQUIRE(metadata.size() == 1);
+  CHECK(metadata[0] == "add_kernel n=100");
+  CHECK(specs[0] ==
+        "(x_ptr: *fp32:D, y_ptr: *fp32:D, out_ptr: *fp32:D, n: i32, BLOCK: constexpr=64)");
+  CHECK(asked == 1);
+
+  // A kernel without one gives empty metadata.
+  m.kernel("axpy_kernel")[{1}](2.0f, v.x.data(), v.y.data(), 4, kiln::arg("BLOCK", 4));
+  REQUIRE(metadata.size() == 2);
+  CHECK(metadata[1].empty());
 }

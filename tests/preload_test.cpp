@@ -107,6 +107,31 @@ TEST_CASE("preload: a fresh Module of the same file compiles the same key and sp
   CHECK(c[99] == 3.0f);
 }
 
+TEST_CASE("preload: annotated scalars of every width round-trip (fp64, u32, i8, i16, u8, u16)") {
+  HookGuard guard;
+  const char *const source = R"(
+import triton
+import triton.language as tl
+
+@triton.jit
+def scalars(out_ptr, a: tl.float64, b: tl.uint32, c: tl.int8, d: tl.int16, e: tl.uint8, f: tl.uint16):
+    tl.store(out_ptr, a + b + c + d + e + f)
+)";
+  const kiln::Module m = kiln::Module::from_string(source, "scalars.py");
+  const kiln::Kernel k = m.kernel("scalars");
+  const kiln::LaunchResult r =
+      k.warmup_with(kiln::Arg::mock(kiln::DType::f64), 2.5, 7, 3, 32, 5, 17);
+  REQUIRE(r.kernel);
+  CHECK(r.kernel->specialization ==
+        "(out_ptr: *fp64:D, a: fp64, b: u32, c: i8, d: i16:D, e: u8, f: u16)");
+  const std::string data = k.serialize_specialization_data(r);
+  const kiln::Module fresh = kiln::Module::from_string(source, "scalars.py");
+  const kiln::LaunchResult again = fresh.kernel("scalars").preload(data);
+  REQUIRE(again.kernel);
+  CHECK(again.kernel->specialization == r.kernel->specialization);
+  CHECK(again.kernel->key == r.kernel->key);
+}
+
 TEST_CASE("preload: a jit function passed as a constexpr round-trips by name") {
   const std::string path = std::string(KILN_SHARED_DIR) + "/kernels/composition.py";
   const kiln::Module first = kiln::Module::from_file(path);

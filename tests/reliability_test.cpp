@@ -689,3 +689,21 @@ TEST_CASE("issue 17.8: a kiln::Tensor's size bounds a debug launch's accesses; w
   k[1](out, 6, kiln::arg("BLOCK", 64), kiln::arg("debug", true)); // a raw pointer: size unknown
   CHECK(out[63] == 6);
 }
+
+TEST_CASE("child: KILN_DEBUG and an explicit debug=") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "debug_knob.py");
+  kiln::Kernel k = m.kernel("fill");
+  const auto plain = k.warmup_with(kiln::Arg::mock(kiln::DType::i32), 5, kiln::arg("BLOCK", 16));
+  const auto off = k.warmup_with(kiln::Arg::mock(kiln::DType::i32), 5, kiln::arg("BLOCK", 16),
+                                 kiln::arg("debug", false));
+  std::printf("debug=%d explicit_off=%d\n", int(plain.kernel->options.debug),
+              int(off.kernel->options.debug));
+}
+
+TEST_CASE("issue 13: KILN_DEBUG=1 turns debug on for launches that do not pass debug=") {
+  // The knob is read once per process, so each setting runs in a child.
+  check_child("child: KILN_DEBUG and an explicit debug=", "debug=1 explicit_off=0", "KILN_DEBUG=1");
+  check_child("child: KILN_DEBUG and an explicit debug=", "debug=0 explicit_off=0");
+}

@@ -53,6 +53,9 @@ public:
   Arg(double v) : kind_(Kind::Float), dtype_(DType::f32) { u_.f = v; }
   Arg(const Tensor &t)
       : kind_(Kind::Pointer), dtype_(t.dtype),
+        device_(t.labelled() ? static_cast<uint8_t>(1 + static_cast<uint8_t>(t.device.backend))
+                             : 0),
+        device_index_(static_cast<int16_t>(t.device.index)),
         extent_(t.ndim > 0 ? static_cast<int64_t>(t.nbytes()) : -1) {
     u_.p = t.data;
   }
@@ -117,6 +120,10 @@ public:
   /// Pointer: the bytes of the tensor it came from (a Tensor with a shape),
   /// which debug launches check accesses against; -1 when unknown.
   int64_t extent() const { return extent_; }
+  /// Pointer: whether it came from a labelled Tensor (or DLPack), so that a
+  /// launch can check device() against its own device.
+  bool has_device() const { return device_ != 0; }
+  Device device() const { return Device{static_cast<Backend>(device_ - 1), device_index_}; }
   std::span<const Arg> as_tuple() const {
     return {u_.elems, static_cast<size_t>(count_ & ~kDescriptorMark)};
   }
@@ -129,6 +136,8 @@ private:
   Kind kind_ = Kind::None;
   DType dtype_ = DType::i64;
   uint16_t count_ = 0; ///< Tuple: the number of elements
+  uint8_t device_ = 0; ///< Pointer: 0 unlabelled, else 1 + the Tensor's Backend
+  int16_t device_index_ = 0;
   int64_t extent_ = -1;
   const char *name_ = nullptr;
   union {
@@ -151,6 +160,7 @@ inline Arg arg(const char *name, Arg value) {
 }
 
 static_assert(std::is_trivially_copyable_v<Arg>);
+static_assert(sizeof(Arg) <= 32, "launches build arrays of Args on the stack");
 
 /// The elements of a tuple argument, alive for the call they are passed to:
 /// `kernel[{g}](kiln::tuple(x, y), n)` or `kiln::arg("shape", kiln::tuple(4, 8))`.

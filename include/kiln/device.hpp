@@ -17,8 +17,10 @@ struct Device {
   std::string str() const; // "cpu", "cuda:0"
 };
 
-/// The device launches of this process use (default: KILN_BACKEND; auto is
-/// the cpu unless set). Safe from any thread; affects launches that start after.
+/// The device the calling thread's launches use, as the seed's current
+/// device (torch.cuda.set_device) is per thread: a thread that never calls
+/// set_device uses the process default (KILN_BACKEND; auto is cuda:0 where
+/// a GPU works, else the cpu). Affects this thread's launches that start after.
 void set_device(Device d);
 Device current_device();
 

@@ -38,8 +38,18 @@ inline bool is_unsigned_int(DType t) { return t >= DType::u8 && t <= DType::u64;
 inline bool is_int(DType t) { return t <= DType::u64; }
 inline bool is_fp8(DType t) { return t >= DType::f8e4nv; }
 
-/// The DType of a C++ element type, for typed raw pointers.
-template <class T> constexpr DType dtype_of();
+template <class T> inline constexpr bool kUnsupportedElementType = false;
+
+/// The DType of a C++ element type, for typed raw pointers. Anything else
+/// (`long long`, `char`, a struct) stops the build here with a message
+/// rather than failing to link.
+template <class T> constexpr DType dtype_of() {
+  static_assert(kUnsupportedElementType<T>,
+                "kiln: no kiln::DType for this pointer's element type; pass a pointer to bool, "
+                "(u)int8_t..(u)int64_t, float or double, or a kiln::Tensor with an explicit "
+                "DType (char: int8_t/uint8_t; long long: int64_t)");
+  return DType::i64;
+}
 template <> constexpr DType dtype_of<bool>() { return DType::i1; }
 template <> constexpr DType dtype_of<int8_t>() { return DType::i8; }
 template <> constexpr DType dtype_of<int16_t>() { return DType::i16; }

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "kiln/arg.hpp"
@@ -37,6 +38,21 @@ struct LaunchEvent {
   BinarySource source = BinarySource::memory;
   Device device;           ///< where it runs
   Stream stream = nullptr; ///< the stream it was given (null: the default)
+  /// The kernel's launch_metadata callback (Kernel::set_launch_metadata),
+  /// or null; launch_metadata() calls it.
+  const std::function<std::string(const LaunchEvent &)> *metadata_fn = nullptr;
+
+  /// The specialization launched: "(x_ptr: *fp32:D, n: i32, BLOCK: constexpr=1024)".
+  std::string_view specialization() const {
+    return compiled ? std::string_view(compiled->specialization) : std::string_view();
+  }
+  /// What the kernel's launch_metadata callback says about this launch
+  /// (Triton's `launch_metadata=`, whose Python callable kiln cannot run),
+  /// computed only when a hook asks, as the seed's lazy metadata is; empty
+  /// when the kernel has none.
+  std::string launch_metadata() const {
+    return metadata_fn && *metadata_fn ? (*metadata_fn)(*this) : std::string();
+  }
 };
 
 struct Hooks {

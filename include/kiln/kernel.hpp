@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -28,6 +29,7 @@ namespace kiln {
 namespace runtime {
 class JitFunction;
 }
+struct LaunchEvent;
 
 /// Where the binary of a launch came from.
 enum class BinarySource : uint8_t { compiled, memory, disk, remote };
@@ -39,6 +41,10 @@ struct LaunchResult {
   const CompiledKernel *kernel = nullptr;
   BinarySource source = BinarySource::memory;
   FutureKernel future;
+  /// Keeps `kernel` valid for as long as this result lives, even when the
+  /// Module and Kernel it came from were temporaries
+  /// (`kiln::Module::from_string(src).kernel("k")[{1}](x)`).
+  std::shared_ptr<const void> owner = nullptr;
 };
 
 /// A parameter of a jit function, as declared.
@@ -117,9 +123,18 @@ public:
   /// "name[num_warps=4, num_ctas=1, num_stages=3, enable_fp_fusion=true](x_ptr: *fp32:D, ...)".
   static std::string repr(const CompiledKernel &k);
 
-  /// Called with the bound arguments before every launch of this kernel
-  /// (not for warmup). Not synchronized with concurrent launches: add hooks first.
+  /// Called with the bound arguments first thing in every launch of this
+  /// kernel, as the seed's pre_run_hooks: before the compile, for warmups and
+  /// empty grids too (mock pointers then). Not synchronized with concurrent
+  /// launches: add hooks first.
   void add_pre_run_hook(std::function<void(const BoundArgs &)> hook) const;
+
+  /// Triton's `launch_metadata=` as a C++ callback (the decorator's Python
+  /// callable cannot run in kiln): the launch hooks read what it returns
+  /// through LaunchEvent::launch_metadata(), e.g. a name with the sizes for a
+  /// profiler. Called only when a launch hook asks. Not synchronized with
+  /// launches: set it first.
+  void set_launch_metadata(std::function<std::string(const LaunchEvent &)> fn) const;
 
   const std::shared_ptr<runtime::JitFunction> &impl() const { return fn_; }
   explicit Kernel(std::shared_ptr<runtime::JitFunction> fn) : fn_(std::move(fn)) {}
@@ -130,6 +145,8 @@ private:
 
 class Kernel::Launcher {
 public:
+  // Holds a copy of the handle (shared ownership), so a Launcher outlives
+  // the Kernel it came from: `auto L = m.kernel("k")[{1}]; L(x);`.
   Launcher(const Kernel &k, Grid g) : kernel_(k), grid_(g) {}
   Launcher(const Kernel &k, GridFn g) : kernel_(k), grid_fn_(std::move(g)) {}
 
@@ -146,7 +163,7 @@ public:
   }
 
 private:
-  const Kernel &kernel_;
+  Kernel kernel_;
   Grid grid_;
   GridFn grid_fn_;
   Stream stream_ = nullptr;
