@@ -32,7 +32,8 @@ struct Reference {
   std::string label; ///< the column title
   std::string about; ///< one line: machine, date, where the numbers come from
   /// Keys may hold '*' (fnmatch) so one anchor serves every kernel.
-  std::vector<std::pair<std::string, nlohmann::json>> figures; ///< {"value", "unit"?, "what"?}
+  std::vector<std::pair<std::string, nlohmann::ordered_json>>
+      figures; ///< {"value", "unit"?, "what"?}
 };
 
 /// An anchor file: {"name", "machine", "date", "source"?, "figures": {KEY:
