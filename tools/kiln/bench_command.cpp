@@ -42,6 +42,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -52,11 +53,14 @@
 #include <tbb/partitioner.h>
 
 #include "kiln/arg.hpp"
+#include "kiln/buffer.hpp"
 #include "kiln/error.hpp"
 #include "kiln/kernel.hpp"
 #include "kiln/module.hpp"
 #include "runtime/jit_function.hpp"
 #include "runtime/spec_args.hpp"
+#include "tools/kiln/bench_gpu.hpp"
+#include "tools/kiln/bench_report.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/summary.hpp"
 
@@ -312,6 +316,7 @@ struct CompileFigures {
   Summary memory_hit_us; ///< warmup() once compiled
   Summary disk_hit_ms;   ///< file read to binary loaded, in a fresh process, from the disk cache
   Summary disk_lookup_ms; ///< of which the warmup() call (key, disk read and check, load)
+  std::vector<std::pair<std::string, double>> stage_ms; ///< median per compiler stage
   std::string error;     ///< why this kernel has no figures; empty when it has
 };
 
@@ -343,35 +348,52 @@ void run_cold(const std::string &kernel, const std::string &shared, bool expect_
   if (r.source != expected || r.kernel == nullptr)
     throw RuntimeError(kernel + ": the run found its binary in " + binary_source_name(r.source) + ", not " +
                        binary_source_name(expected));
-  std::printf("%.6f %.6f %.6f\n", wall_ms, r.kernel->total_ms(), warmup_ms);
+  std::printf("%.6f %.6f %.6f", wall_ms, r.kernel->total_ms(), warmup_ms);
+  for (const StageTime &t : r.kernel->times) // the plot's compile latency by stage
+    std::printf(" %s=%.6f", t.stage.c_str(), t.ms);
+  std::printf("\n");
 }
 
 /// Times one workload: its cold runs, then its memory hits in this process.
 /// The cold runs come first and double as a canary: a compile that crashes
 /// kills a child, not the bench, and its in-process part is then skipped.
-CompileFigures bench_compile_one(const Workload &w, const std::string &shared) {
+CompileFigures bench_compile_one(const Workload &w, const std::string &shared,
+                                 const std::string &backend) {
   CompileFigures f;
   f.kernel = w.kernel;
   std::vector<double> cold, compiler;
+  std::map<std::string, std::vector<double>> stages;
+  std::vector<std::string> stage_order; // the pipeline's, as the child prints them
   for (int i = 0; i < kColdRuns; ++i) {
     // A fresh, empty cache directory and no reuse: when the disk cache
     // lands, this stays a cold compile.
     const TempDir cache;
-    const std::string out =
-        run_self({"kiln", kColdCommand, w.kernel, "--shared", shared},
-                 {"KILN_CACHE_DIR=" + cache.path(), "KILN_ALWAYS_COMPILE=1", "KILN_BACKEND=cpu"});
+    const std::string out = run_self({"kiln", kColdCommand, w.kernel, "--shared", shared},
+                                     {"KILN_CACHE_DIR=" + cache.path(), "KILN_ALWAYS_COMPILE=1",
+                                      "KILN_BACKEND=" + backend, "KILN_NO_CACHE=0"});
     double wall_ms = 0, compiler_ms = 0;
     if (std::sscanf(out.c_str(), "%lf %lf", &wall_ms, &compiler_ms) != 2)
       throw RuntimeError("the cold run printed '" + out + "', not two times");
+    std::istringstream words(out);
+    for (std::string word; words >> word;)
+      if (const auto eq = word.find('='); eq != std::string::npos) {
+        const std::string stage = word.substr(0, eq);
+        if (!stages.contains(stage))
+          stage_order.push_back(stage);
+        stages[stage].push_back(std::strtod(word.c_str() + eq + 1, nullptr));
+      }
     cold.push_back(wall_ms);
     compiler.push_back(compiler_ms);
   }
   f.cold_ms = summarize(cold);
   f.compiler_ms = summarize(compiler);
+  for (const std::string &stage : stage_order)
+    f.stage_ms.emplace_back(stage, summarize(stages[stage]).median);
   {
     // One compile fills a cache; then fresh processes read it.
     const TempDir cache;
-    const std::vector<std::string> env = {"KILN_CACHE_DIR=" + cache.path(), "KILN_BACKEND=cpu", "KILN_NO_CACHE=0"};
+    const std::vector<std::string> env = {"KILN_CACHE_DIR=" + cache.path(),
+                                          "KILN_BACKEND=" + backend, "KILN_NO_CACHE=0"};
     run_self({"kiln", kColdCommand, w.kernel, "--shared", shared}, env);
     std::vector<double> hit, lookup;
     for (int i = 0; i < kColdRuns; ++i) {
@@ -401,11 +423,11 @@ CompileFigures bench_compile_one(const Workload &w, const std::string &shared) {
 
 /// Every workload; one that fails is reported in its `error` and the
 /// others still run, so one broken kernel does not cost the whole table.
-std::vector<CompileFigures> bench_compile(const std::string &shared) {
+std::vector<CompileFigures> bench_compile(const std::string &shared, const std::string &backend) {
   std::vector<CompileFigures> figures;
   for (const Workload &w : compile_workloads()) {
     try {
-      figures.push_back(bench_compile_one(w, shared));
+      figures.push_back(bench_compile_one(w, shared, backend));
     } catch (const std::exception &e) {
       CompileFigures failed;
       failed.kernel = w.kernel;
@@ -420,6 +442,7 @@ std::vector<CompileFigures> bench_compile(const std::string &shared) {
 
 struct LaunchFigures {
   Summary dispatch_ns_4args, dispatch_ns_16args, launch_us;
+  std::optional<double> raw_launch_us; ///< cuda: cuLaunchKernel of the same cubin, straight
 };
 
 /// ns per call of the launch path on a memory hit without the driver call.
@@ -439,14 +462,17 @@ Summary dispatch_ns(const Kernel &kernel, std::span<const Arg> args, Grid grid) 
   return s;
 }
 
-LaunchFigures bench_launch(const std::string &shared) {
+LaunchFigures bench_launch(const std::string &shared, bool cuda) {
   LaunchFigures f;
   // Real, 16-byte aligned buffers (never read: dispatch_only stops before
   // the driver, and empty_kernel touches nothing), so the pointers
-  // specialize as a real launch's would.
+  // specialize as a real launch's would; device memory on cuda.
   constexpr int32_t n = 1 << 20;
   std::vector<float> buffer(16 * 16);
-  float *p = buffer.data();
+  std::optional<Buffer> device;
+  if (cuda)
+    device = Buffer::allocate(Device{Backend::cuda, 0}, buffer.size() * sizeof(float));
+  float *p = cuda ? static_cast<float *>(device->data()) : buffer.data();
 
   const Module vector_add = Module::from_file(kernel_file(shared, "vector_add.py"));
   const Kernel add = vector_add.kernel("add_kernel");
@@ -463,9 +489,19 @@ LaunchFigures bench_launch(const std::string &shared) {
 
   const Kernel empty = vector_add.kernel("empty_kernel");
   const Arg empty_args[] = {p, n, arg("BLOCK", 1024)};
-  empty.run(empty_args, Grid(1)); // the compile
-  f.launch_us = summarize(time_per_call<std::micro>(kLaunchBatches, kLaunchCalls,
-                                                    [&] { empty.run(empty_args, Grid(1)); }));
+  const LaunchResult compiled = empty.run(empty_args, Grid(1)); // the compile
+  // Host time per launch; on cuda each batch ends in a synchronize so the
+  // launch queue never fills and the figure stays the host's cost.
+  std::vector<double> batches;
+  for (int b = 0; b < kLaunchBatches; ++b) {
+    batches.push_back(
+        time_per_call<std::micro>(1, kLaunchCalls, [&] { empty.run(empty_args, Grid(1)); })[0]);
+    if (cuda)
+      synchronize(Device{Backend::cuda, 0});
+  }
+  f.launch_us = summarize(batches);
+  if (cuda)
+    f.raw_launch_us = raw_launch_us(compiled, p, n);
   return f;
 }
 
@@ -557,7 +593,10 @@ WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
       read_warmup_specs((fs::path(shared) / "bench" / "warmup40.jsonl").string());
   WarmupFigures f;
   f.specs = specs.size();
-  f.threads = max_threads > 1 ? std::vector<int>{1, max_threads} : std::vector<int>{1};
+  // 1, 2, 4, ... and all: the scaling curve of the plot.
+  for (int t = 1; t < max_threads; t *= 2)
+    f.threads.push_back(t);
+  f.threads.push_back(max_threads);
 
   // Set up the runtime and LLVM once before timing, so that the first
   // timed run is not also the process's first compile.
@@ -584,20 +623,30 @@ WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
 
 struct BenchOptions {
   std::string section = "all";
-  std::string shared = KILN_SHARED_DIR;
+  std::string shared;           ///< empty: find_shared_dir's search
+  std::string anchors, compare; ///< files to print the figures beside
 };
 
 struct Results {
+  std::string backend = "cpu";
   int cpus = 0;
+  std::optional<nlohmann::ordered_json> throughput; ///< cuda only
   std::optional<std::vector<CompileFigures>> compile;
   std::optional<LaunchFigures> launch;
   std::optional<WarmupFigures> warmup;
 };
 
+Json stages_json(const std::vector<std::pair<std::string, double>> &stages) {
+  Json j = Json::object();
+  for (const auto &[stage, ms] : stages)
+    j[stage] = rounded(ms, 3);
+  return j;
+}
+
 Json to_json(const Results &r) {
   Json j;
-  j["backend"] = "cpu";
-  j["machine"] = {{"cpus", r.cpus}, {"gpu", nullptr}};
+  j["backend"] = r.backend;
+  j["machine"] = {{"cpus", r.cpus}, {"gpu", r.backend == "cuda" ? Json("cuda:0") : Json(nullptr)}};
   if (r.compile) {
     Json &c = j["compile"] = Json::object();
     // A kernel that failed is left out rather than given made-up numbers;
@@ -608,6 +657,7 @@ Json to_json(const Results &r) {
                        {"disk_hit_ms", rounded(f.disk_hit_ms.median, 3)},
                        {"disk_lookup_ms", rounded(f.disk_lookup_ms.median, 3)},
                        {"memory_hit_us", rounded(f.memory_hit_us.median, 3)},
+                       {"stages_ms", stages_json(f.stage_ms)},
                        {"spread",
                         {{"cold_ms", spread_json(f.cold_ms, 2)},
                          {"disk_hit_ms", spread_json(f.disk_hit_ms, 3)},
@@ -618,7 +668,8 @@ Json to_json(const Results &r) {
     j["launch"] = {{"dispatch_ns_4args", rounded(f.dispatch_ns_4args.median, 1)},
                    {"dispatch_ns_16args", rounded(f.dispatch_ns_16args.median, 1)},
                    {"launch_us", rounded(f.launch_us.median, 3)},
-                   {"raw_launch_us", nullptr}, // a bare driver launch: cuda only
+                   {"raw_launch_us", f.raw_launch_us ? Json(rounded(*f.raw_launch_us, 3))
+                                                     : Json(nullptr)}, // cuda only
                    {"spread",
                     {{"dispatch_ns_4args", spread_json(f.dispatch_ns_4args, 1)},
                      {"dispatch_ns_16args", spread_json(f.dispatch_ns_16args, 1)},
@@ -637,6 +688,11 @@ Json to_json(const Results &r) {
                    {"speedup", rounded(f.speedup, 2)},
                    {"peak_rss_mb", rounded(f.peak_rss_mb, 1)},
                    {"spread", {{"wall_s", wall_spread}}}};
+  }
+  if (r.throughput) {
+    Json &t = j["throughput"] = Json::object();
+    for (const auto &[k, v] : r.throughput->items())
+      t[k] = rounded(v.get<double>(), 2);
   }
   return j;
 }
@@ -685,7 +741,9 @@ void print_launch(const LaunchFigures &f) {
             << padded(with_spread(f.dispatch_ns_16args, 1), 22) << " ns\n"
             << "  launch, empty_kernel on grid 1      " << padded(with_spread(f.launch_us, 3), 22)
             << " us\n"
-            << "  raw driver launch                   " << padded("n/a", 22) << "    (cuda only)\n"
+            << "  raw cuLaunchKernel, same cubin      "
+            << (f.raw_launch_us ? padded(fixed(*f.raw_launch_us, 3), 22) + " us\n"
+                                : padded("n/a", 22) + "    (cuda only)\n")
             << "  dispatch: bind + specialize + key + cache hit, no driver call; "
             << kDispatchBatches << " batches of " << kDispatchCalls << "\n\n";
 }
@@ -701,38 +759,82 @@ void print_warmup(const WarmupFigures &f) {
             << " threads; peak rss " << fixed(f.peak_rss_mb, 1) << " MB (the whole process)\n";
 }
 
+void print_throughput(const Json &t) {
+  std::cout << "throughput  cuda, median of rounds of back-to-back launches\n";
+  for (const auto &[k, v] : t.items())
+    std::cout << "  " << left(k, 36) << padded(fixed(v.get<double>(), 2), 12) << '\n';
+  std::cout << '\n';
+}
+
+/// "cuda" or "cpu" for --backend; cuda without a GPU is an error saying so.
+std::string resolve_backend(const std::string &backend) {
+  if (backend == "cpu")
+    return "cpu";
+  const bool gpu = cuda_available();
+  if (backend == "cuda" && !gpu)
+    throw RuntimeError("--backend cuda: no NVIDIA GPU or CUDA driver (libcuda.so.1) was found on "
+                       "this machine; run on a GPU machine, or use --backend cpu");
+  return gpu ? "cuda" : "cpu";
+}
+
 void bench(const BenchOptions &o, const CommonOptions &common) {
-  // Only the cpu backend exists; resolve --backend before any work, as
-  // `kiln run` does.
-  if (common.backend == "cuda")
-    throw RuntimeError("--backend cuda: the cuda backend is not available in this build yet; use "
-                       "--backend cpu");
-  ::setenv("KILN_BACKEND", "cpu", 1);
-  if (!fs::is_directory(fs::path(o.shared) / "kernels"))
-    throw UsageError("--shared " + o.shared + " has no kernels/ directory");
+  // No disk cache in this process, set before the first call into kiln
+  // reads the knobs: a warmup run or the softmax compile would otherwise
+  // find the binaries an earlier run (or an earlier bench) stored and time
+  // disk hits as compiles. The children set their own caches.
+  ::setenv("KILN_NO_CACHE", "1", 1);
+  // Every input checked before any work: the run takes minutes.
+  const std::string backend = resolve_backend(common.backend);
+  const std::string shared = find_shared_dir(o.shared);
+  std::optional<Reference> anchors, earlier;
+  if (!o.anchors.empty())
+    anchors = read_anchors(o.anchors);
+  if (!o.compare.empty())
+    earlier = read_compare(o.compare);
+  if (o.section == "throughput" && backend != "cuda")
+    throw UsageError("kiln bench throughput measures the cuda backend; on cpu run kiln_bench_cpu");
+  ::setenv("KILN_BACKEND", backend.c_str(), 1);
 
   Results r;
+  r.backend = backend;
   r.cpus = tbb::info::default_concurrency(); // the cores this process may use
   const bool all = o.section == "all";
   // The human report prints each section as it completes (the whole run
   // takes a while); the JSON document comes at the end.
   if (all || o.section == "compile") {
-    r.compile = bench_compile(o.shared);
+    r.compile = bench_compile(shared, backend);
     if (!common.json)
       print_compile(*r.compile);
   }
   if (all || o.section == "launch") {
-    r.launch = bench_launch(o.shared);
+    r.launch = bench_launch(shared, backend == "cuda");
     if (!common.json)
       print_launch(*r.launch);
   }
   if (all || o.section == "warmup") {
-    r.warmup = bench_warmup(o.shared, common.threads > 0 ? common.threads : r.cpus);
+    r.warmup = bench_warmup(shared, common.threads > 0 ? common.threads : r.cpus);
     if (!common.json)
       print_warmup(*r.warmup);
   }
-  if (common.json)
-    std::cout << to_json(r).dump(2) << '\n';
+  if ((all || o.section == "throughput") && backend == "cuda") {
+    r.throughput = bench_throughput(shared);
+    if (!common.json)
+      print_throughput(*r.throughput);
+  }
+  Json doc = to_json(r);
+  const Figures figures = flatten_figures(doc);
+  if (anchors)
+    doc["anchors"] = beside_json(figures, *anchors);
+  if (earlier)
+    doc["compare"] = beside_json(figures, *earlier);
+  if (common.json) {
+    std::cout << doc.dump(2) << '\n';
+  } else {
+    if (anchors)
+      std::cout << '\n' << beside_text(figures, *anchors);
+    if (earlier)
+      std::cout << '\n' << beside_text(figures, *earlier);
+  }
 
   // Failed kernels last, after every figure that could be measured: the
   // work failed, so exit 1 (CLI.md), but the report above stands.
@@ -752,15 +854,22 @@ void bench(const BenchOptions &o, const CommonOptions &common) {
 void add_bench_command(CLI::App &app, CommonOptions &common) {
   // Shared with the callbacks, which run during app.parse().
   auto o = std::make_shared<BenchOptions>();
-  CLI::App *sub = app.add_subcommand("bench", "The compile-latency harness: compile, launch and "
-                                              "warmup figures, medians of several runs");
-  sub->add_option("SECTION", o->section, "compile, launch, warmup or all")
-      ->check(CLI::IsMember({"compile", "launch", "warmup", "all"}))
+  CLI::App *sub = app.add_subcommand(
+      "bench", "The benchmark harness, cpu or cuda: compile, "
+               "launch, warmup (and cuda throughput) figures, medians of several runs");
+  sub->add_option("SECTION", o->section, "compile, launch, warmup, throughput (cuda) or all")
+      ->check(CLI::IsMember({"compile", "launch", "warmup", "throughput", "all"}))
       ->default_str("all")
       ->type_name("");
-  sub->add_option("--shared", o->shared, "the shared directory with kernels/ and bench/")
-      ->default_str(KILN_SHARED_DIR)
+  sub->add_option("--shared", o->shared,
+                  "the shared directory with kernels/ and bench/ (default: $KILN_SHARED_DIR, "
+                  "else found next to this binary)")
       ->type_name("DIR");
+  sub->add_option("--anchors", o->anchors,
+                  "print each figure beside a recorded anchor (bench/anchors/*.json)")
+      ->type_name("FILE");
+  sub->add_option("--compare", o->compare, "print each figure beside an earlier --json run")
+      ->type_name("OLD.json");
   add_common_options(*sub, common);
   sub->footer("--threads N sets the largest thread count of the warmup section (default: all "
               "cores). The bench sets up its own caches (fresh processes, fresh modules), so "
@@ -769,14 +878,14 @@ void add_bench_command(CLI::App &app, CommonOptions &common) {
 
   // The child of `bench compile`: not for people, so hidden from --help
   // (CLI11 hides a subcommand whose group is empty).
-  auto cold = std::make_shared<std::pair<std::string, std::string>>("", KILN_SHARED_DIR);
+  auto cold = std::make_shared<std::pair<std::string, std::string>>();
   auto disk = std::make_shared<bool>(false);
   CLI::App *child = app.add_subcommand(kColdCommand, "internal: one cold compile of kiln bench");
   child->group("");
   child->add_option("KERNEL", cold->first)->required();
   child->add_option("--shared", cold->second);
   child->add_flag("--disk", *disk, "expect a disk hit, not a compile");
-  child->callback([cold, disk] { run_cold(cold->first, cold->second, *disk); });
+  child->callback([cold, disk] { run_cold(cold->first, find_shared_dir(cold->second), *disk); });
 }
 
 } // namespace kiln::cli
