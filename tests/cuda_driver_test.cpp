@@ -10,7 +10,11 @@
 #include <vector>
 
 #include "compiler/nvptx/nvjitlink_types.hpp"
+#include "kiln/buffer.hpp"
+#include "kiln/device.hpp"
 #include "kiln/error.hpp"
+#include "kiln/kernel.hpp"
+#include "kiln/module.hpp"
 #include "runtime/cuda/cuda_api.hpp"
 #include "runtime/cuda_driver.hpp"
 
@@ -263,4 +267,28 @@ TEST_CASE("cuda driver: the real driver, where there is one") {
   kiln::runtime::CudaDriver driver(*api);
   CHECK(driver.device_count() >= 1);
   CHECK(driver.target(0).str().rfind("cuda:sm_", 0) == 0);
+
+  // The issue's case on a real GPU: host memory passed to a cuda launch is
+  // refused naming the argument (it once read back zeros), device memory runs.
+  kiln::set_device({kiln::Backend::cuda, 0});
+  const kiln::Module m = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_one(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1.0, mask=offs < n)
+)",
+                                                   "add_one.py");
+  std::vector<float> host(100, 1.0f);
+  CHECK_THROWS_WITH_AS(m.kernel("add_one")[{1}](host.data(), 100, kiln::arg("BLOCK", 128)),
+                       doctest::Contains("x_ptr"), kiln::ArgumentError);
+  kiln::Buffer buf = kiln::Buffer::allocate({kiln::Backend::cuda, 0}, 100 * sizeof(float));
+  buf.copy_from_host(host.data(), 100 * sizeof(float));
+  m.kernel("add_one")[{1}](buf.tensor(kiln::DType::f32, {100}), 100, kiln::arg("BLOCK", 128));
+  buf.copy_to_host(host.data(), 100 * sizeof(float));
+  CHECK(host[0] == 2.0f);
+  CHECK(host[99] == 2.0f);
+  kiln::set_device({kiln::Backend::cpu, 0});
 }
