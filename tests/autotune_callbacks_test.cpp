@@ -14,11 +14,11 @@
 
 #include <kiln/kiln.hpp>
 
-namespace {
+#include "tests/text_checks.hpp"
 
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
+using kiln::test::contains;
+
+namespace {
 
 const char *const kFill = R"(import triton
 import triton.language as tl

@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kiln/error.hpp"
+#include "tests/text_checks.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/compile_command.hpp"
 #include "tools/kiln/host_tensor.hpp"
@@ -27,21 +28,10 @@ using kiln::cli::ArgValue;
 using kiln::cli::HostTensor;
 using kiln::cli::TensorSpec;
 
+using kiln::test::contains;
+using kiln::test::error_of;
+
 namespace {
-
-/// what() of the exception of type E that `f` throws ("" when none).
-template <class E, class F> std::string error_of(F &&f) {
-  try {
-    f();
-  } catch (const E &e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
 
 ArgValue classify(const std::string &value, std::vector<std::string> functions = {}) {
   return kiln::cli::classify_value("x", value, functions);

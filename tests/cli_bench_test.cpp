@@ -16,6 +16,7 @@
 #include "kiln/buffer.hpp"
 #include "kiln/error.hpp"
 #include "temp_dir.hpp"
+#include "tests/text_checks.hpp"
 #include "tools/kiln/bench_command.hpp"
 #include "tools/kiln/bench_report.hpp"
 #include "tools/kiln/cli_common.hpp"
@@ -23,20 +24,10 @@
 namespace fs = std::filesystem;
 using kiln::cli::Figures;
 
+using kiln::test::contains;
+using kiln::test::error_of;
+
 namespace {
-
-template <class E, class F> std::string error_of(F &&f) {
-  try {
-    f();
-  } catch (const E &e) {
-    return e.what();
-  }
-  return "";
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
 
 void write(const std::string &path, const std::string &text) {
   std::ofstream(path) << text;

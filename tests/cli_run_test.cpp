@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/temp_dir.hpp"
+#include "tests/text_checks.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/host_tensor.hpp"
 #include "tools/kiln/npy.hpp"
@@ -29,6 +30,8 @@
 namespace fs = std::filesystem;
 using kiln::DType;
 using kiln::cli::HostTensor;
+
+using kiln::test::contains;
 
 namespace {
 
@@ -93,10 +96,6 @@ CliRun kiln_run(std::vector<std::string> args) {
   }
   r.err = err.str();
   return r;
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
 }
 
 /// An f32 vector of `n` distinct values, `seed` telling two apart.

@@ -16,6 +16,10 @@
 
 #include <kiln/kiln.hpp>
 
+#include "tests/text_checks.hpp"
+
+using kiln::test::contains;
+
 namespace {
 
 const char *const kHeader = "import triton\nimport triton.language as tl\n\n";
@@ -55,10 +59,6 @@ kiln::CompileError compile_error(const std::string &body, std::vector<kiln::Arg>
 /// int that specializes as i32 (not 1, which would be a constexpr).
 std::vector<kiln::Arg> ptr_and_n() {
   return {kiln::Arg::mock(kiln::DType::f32), kiln::Arg(7)};
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
 }
 
 /// what() is "k.py:LINE:COL: message", the source line, and a caret under COL.

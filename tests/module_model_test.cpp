@@ -16,6 +16,10 @@
 
 #include <kiln/kiln.hpp>
 
+#include "tests/text_checks.hpp"
+
+using kiln::test::contains;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,10 +50,6 @@ private:
   fs::path path_;
   static inline int counter_ = 0;
 };
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
 
 const char *const kHostCodeFile = R"(import math
 import torch

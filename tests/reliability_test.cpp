@@ -23,6 +23,9 @@
 
 #include "compiler/target.hpp"
 #include "runtime/jit_function.hpp"
+#include "tests/text_checks.hpp"
+
+using kiln::test::contains;
 
 namespace {
 
@@ -81,10 +84,6 @@ std::string write_temp(const std::string &name, const std::string &text) {
   const auto path = dir / name;
   std::ofstream(path) << text;
   return path.string();
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
 }
 
 const std::string kShared = KILN_SHARED_DIR;

@@ -16,10 +16,13 @@
 #include "runtime/tuning_cache.hpp"
 #include "tests/redis_server.hpp"
 #include "tests/temp_dir.hpp"
+#include "tests/text_checks.hpp"
 
 namespace fs = std::filesystem;
 using kiln::runtime::TuningCache;
 using kiln::runtime::TuningRecord;
+
+using kiln::test::contains;
 
 namespace {
 
@@ -37,10 +40,6 @@ std::string shell_ok(const std::string &cmd) {
   CAPTURE(out);
   REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
   return out;
-}
-
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
 }
 
 } // namespace
