@@ -11,7 +11,9 @@
 # DIV: st.global.v4.b32
 # PLAIN-NOT: ld.global.v4
 # PLAIN-NOT: st.global.v4
+# RUN: (%kiln compile --target cpu --emit ir %s zero_hint 'x_ptr=*fp32:D' N=i32 2>&1 || true) | %FileCheck %s --check-prefix=ZERO
 # BAD: tl.multiple_of needs one value per dim of its <16x16xi32> input, not 1
+# ZERO: tl.max_contiguous's values must be positive, not 0
 import triton
 import triton.language as tl
 
@@ -28,4 +30,10 @@ def wrap_copy(x_ptr, y_ptr, N, BLOCK: tl.constexpr, HINT: tl.constexpr):
 def bad_hint(x_ptr, N):
     offs = tl.arange(0, 16)[:, None] * N + tl.arange(0, 16)[None, :]
     offs = tl.multiple_of(offs, 16)
+    tl.store(x_ptr + offs, 1.0)
+
+
+@triton.jit
+def zero_hint(x_ptr, N):
+    offs = tl.max_contiguous(tl.arange(0, 16) % N, 0)
     tl.store(x_ptr + offs, 1.0)
