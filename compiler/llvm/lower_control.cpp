@@ -171,6 +171,7 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   deferred_issue_ = std::move(outer_issue);
   set_results(op, cs);
   await_wgmma_results(op, in_flight);
+  refresh_thread_ids();
 }
 
 auto Lowering::lower_while(const ir::Op &op) -> void {
@@ -198,6 +199,7 @@ auto Lowering::lower_while(const ir::Op &op) -> void {
   b_.CreateBr(head);
   b_.SetInsertPoint(exit);
   set_results(op, cs);
+  refresh_thread_ids();
 }
 
 auto Lowering::lower_if(const ir::Op &op) -> void {

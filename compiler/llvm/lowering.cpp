@@ -379,10 +379,15 @@ auto Lowering::lower_pure(const ir::Op &op) -> void {
 auto Lowering::lower_ops(const ir::Block &blk, bool stop_at_terminator) -> void {
   // A conversion made in one region is not there in another.
   converted_.clear();
+  region_depth_ += stop_at_terminator;
   struct Leave {
     Lowering *l;
-    ~Leave() { l->converted_.clear(); }
-  } leave{this};
+    bool region;
+    ~Leave() {
+      l->converted_.clear();
+      l->region_depth_ -= region;
+    }
+  } leave{this, stop_at_terminator};
   for (const ir::Op *op : blk.ops) {
     cur_op_ = op;
     switch (op->kind) {

@@ -168,9 +168,19 @@ private:
   /// The row-major index of this thread's slot `s` under `m`.
   llvm::Value *element_index(const gpu::BitMap &m, int64_t s);
 
+  /// The coordinates of this thread's slot `s` under `m` in `shape`.
+  Idx slot_coords(const gpu::BitMap &m, const Type &shape, int64_t s);
+
   /// The index bits this thread's lane and warp numbers set under `m`;
   /// computed once per layout, in the kernel's prologue.
   llvm::Value *thread_bits(const gpu::BitMap &m);
+
+  /// After a top-level loop: reads the thread id again and computes index
+  /// bits afresh from there on, so that none stays live across the loop.
+  void refresh_thread_ids();
+
+  /// Ends the last prologue with a branch to the code after it.
+  void close_prologue();
 
   /// True in the one copy of each element under `m` that does side effects;
   /// null when `m` has no copies.
@@ -201,6 +211,12 @@ private:
 
   /// The address of row-major element `lin` in what to_shared wrote.
   llvm::Value *shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin);
+
+  /// This thread's part of the addresses of its slots under `m` in what
+  /// to_shared wrote; shared_slot adds a slot's constant part to it.
+  llvm::Value *shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m);
+  llvm::Value *shared_slot(llvm::Value *thread_base, llvm::Type *et, const gpu::BitMap &m,
+                           int64_t s);
 
   unsigned type_bytes(llvm::Type *t) const;
 
@@ -594,9 +610,14 @@ private:
   std::unique_ptr<gpu::LayoutPlan> plan_;
   const gpu::BitMap *view_ = nullptr;    ///< the layout the current element is read in
   int64_t slot_ = 0;                     ///< and its slot there
-  llvm::BasicBlock *prologue_ = nullptr; ///< the kernel's entry: thread ids and layouts' index bits
+  /// The open block that thread ids and layouts' index bits are computed in:
+  /// the kernel's entry, then the block after each top-level loop.
+  llvm::BasicBlock *prologue_ = nullptr;
+  llvm::BasicBlock *after_prologue_ = nullptr; ///< where prologue_ branches once it is closed
+  int region_depth_ = 0;                       ///< regions (loop and if bodies) being lowered
   llvm::Value *lane64_ = nullptr, *warp64_ = nullptr;
   std::unordered_map<std::string, llvm::Value *> thread_bits_;
+  std::unordered_map<std::string, Idx> thread_coords_;
   std::map<std::pair<const ir::Value *, std::string>, Lowered>
       converted_; ///< conversions of the current block
   int conversions_ = 0;

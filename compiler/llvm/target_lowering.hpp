@@ -68,6 +68,8 @@ public:
                             const std::vector<llvm::Value *> &mem_values) = 0;
 
   // Collectives, for targets that distribute blocks.
+  /// This thread's index in its CTA, read anew (not merged with earlier reads).
+  virtual llvm::Value *reread_thread_id() { unsupported(); }
   virtual void barrier() = 0;
   virtual llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) = 0;
   /// The block's scratch shared memory, at least `bytes` of it (each user

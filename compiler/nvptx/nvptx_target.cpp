@@ -18,6 +18,7 @@ public:
   explicit NvptxTarget(Lowering &l) : l_(l), b_(l.b_), mod_(l.mod_), ctx_(l.ctx_) {}
 
   bool distributes_blocks() const override { return true; }
+  llvm::Value *reread_thread_id() override;
   void define_kernel(const ir::Function &k) override;
   MathLibrary math_library() const override { return MathLibrary::Libdevice; }
   llvm::Value *unary_math(UnaryOp u, llvm::Value *x, const Type &t) override;
@@ -110,7 +111,9 @@ auto NvptxTarget::unary_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::
              b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
         t);
   case U::Exp2:
-    return dbl ? libdevice("exp2") : l_.fresult(call(llvm::Intrinsic::nvvm_ex2_approx_f, x), t);
+    // Triton's exp2 on fp32 flushes denormal results: one MUFU.EX2, where the
+    // non-ftz form adds a range fix-up around it in the hottest op of attention.
+    return dbl ? libdevice("exp2") : l_.fresult(call(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, x), t);
   case U::Log:
     if (dbl)
       return libdevice("log");
@@ -546,9 +549,17 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
   }
   // The prologue stays open for per-layout thread index bits until the end.
   llvm::BasicBlock *body = l_.new_bb("body");
+  l_.after_prologue_ = body;
   b_.SetInsertPoint(body);
   l_.lower_ops(k.body, false);
-  llvm::IRBuilder<>(l_.prologue_).CreateBr(body);
+  l_.close_prologue();
+}
+
+// A volatile read: the intrinsic is readnone, and LLVM would merge it with the
+// entry's, which is the live range a re-read is there to end.
+auto NvptxTarget::reread_thread_id() -> llvm::Value * {
+  auto *fty = llvm::FunctionType::get(b_.getInt32Ty(), false);
+  return b_.CreateCall(llvm::InlineAsm::get(fty, "mov.u32 $0, %tid.x;", "=r", true));
 }
 
 std::unique_ptr<TargetLowering> make_nvptx_target(Lowering &l) {
