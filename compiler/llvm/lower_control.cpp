@@ -120,9 +120,10 @@ auto Lowering::lower_for(const ir::Op &op) -> void {
   const ir::Block &body = *op.regions[0];
   std::vector<Carried> cs =
       start_carried(inits, std::vector<ir::Value *>(body.args.begin() + 1, body.args.end()));
+  bool spare_slot = false;
   const std::vector<size_t> in_flight =
-      distributed_ ? defer_wgmma_waits(op) : std::vector<size_t>{};
-  Pipeline pipe = plan_pipeline(op, !in_flight.empty());
+      distributed_ ? defer_wgmma_waits(op, &spare_slot) : std::vector<size_t>{};
+  Pipeline pipe = plan_pipeline(op, spare_slot);
   if (!pipe.loads.empty())
     pipeline_prologue(pipe, op, cs);
   // An enclosing loop's copies wait for its own dot, not for one in here.

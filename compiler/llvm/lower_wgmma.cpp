@@ -125,6 +125,17 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     }
   }
   target_->wgmma_commit();
+  // A chained dot waits only for the previous iteration's (its accumulator
+  // stays in flight into the next dot, which chains onto it), and that
+  // iteration's ring slot is then free for the copies below once every warp
+  // has passed a barrier (another warpgroup's dot, or another warp's part of
+  // this one, may still read it: the copies are spread over all threads).
+  const bool chained =
+      wgmma_chain_.count(&op) && pre_a != prestaged_.end() && pre_b != prestaged_.end();
+  if (chained) {
+    target_->wgmma_wait(1, {});
+    target_->barrier();
+  }
   // The copies of a future iteration of the pipeline feeding this dot go out
   // while its instructions run.
   if (deferred_issue_ && (pre_a != prestaged_.end() || pre_b != prestaged_.end() ||
@@ -133,7 +144,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   // Left in flight only reading the pipeline's ring (whose spare slot
   // nothing refills meanwhile) and registers: scratch is rewritten by the
   // next dot.
-  if (!wgmma_no_wait_.count(&op) || !have_a || !have_b) {
+  if (!chained && (!wgmma_no_wait_.count(&op) || !have_a || !have_b)) {
     // Values of an earlier dot still in flight (defer_wgmma_waits) pass
     // through this wait too.
     std::vector<std::pair<const ir::Value *, size_t>> more;
@@ -155,7 +166,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   wgmma_acc_regs_ += C->slots();
 }
 
-auto Lowering::defer_wgmma_waits(const ir::Op &loop) -> std::vector<size_t> {
+auto Lowering::defer_wgmma_waits(const ir::Op &loop, bool *spare_slot) -> std::vector<size_t> {
   const ir::Block &body = *loop.regions[0];
   const ir::Op &yield = *body.ops.back();
   std::unordered_map<const ir::Op *, size_t> pos;
@@ -178,6 +189,27 @@ auto Lowering::defer_wgmma_waits(const ir::Op &loop) -> std::vector<size_t> {
     return false;
   };
   std::vector<size_t> out;
+  const ir::Op *only = nullptr;
+  int wgmma_dots = 0;
+  for (const ir::Op *o : body.ops)
+    if (is_wgmma(o)) {
+      only = o;
+      ++wgmma_dots;
+    }
+  for (size_t k = 0; k < yield.operands.size() && wgmma_dots == 1; ++k) {
+    const ir::Value *y = yield.operands[k], *arg = body.args[k + 1];
+    auto fused = add_is_dot_.find(y);
+    const ir::Value *dv = fused != add_is_dot_.end() ? fused->second : y;
+    if (dv->def != only || uses_[y] != 1 || uses_[arg] != 1)
+      continue;
+    auto acc = dot_acc_.find(dv);
+    if ((acc != dot_acc_.end() ? acc->second : only->operands[2]) != arg)
+      continue;
+    wgmma_chain_.insert(only);
+    out.push_back(k);
+  }
+  if (!out.empty())
+    return out;
   for (size_t k = 0; k < yield.operands.size(); ++k) {
     const ir::Value *y = yield.operands[k], *arg = body.args[k + 1];
     const ir::Op *dot = y->def;
@@ -201,6 +233,7 @@ auto Lowering::defer_wgmma_waits(const ir::Op &loop) -> std::vector<size_t> {
     wgmma_no_wait_.insert(dot);
     wgmma_await_[first].push_back(arg);
     out.push_back(k);
+    *spare_slot = true;
   }
   return out;
 }

@@ -445,11 +445,16 @@ private:
   /// A loop whose wgmma dot only feeds a carried value read after another
   /// wgmma dot of the next iteration (attention's acc after qk): that dot is
   /// not waited for, the other's wait covers the carried value too, so the
-  /// first runs while the next iteration starts. Gives the carried indices.
-  std::vector<size_t> defer_wgmma_waits(const ir::Op &loop);
+  /// first runs while the next iteration starts. Also a loop whose only
+  /// wgmma dot accumulates into a carried value nothing else reads (matmul's
+  /// `acc += tl.dot(a, b)`): each iteration waits only for the one before
+  /// (wgmma_chain_). Gives the carried indices; `spare_slot` is set where
+  /// the pipeline's ring needs a slot more for the dot left in flight.
+  std::vector<size_t> defer_wgmma_waits(const ir::Op &loop, bool *spare_slot);
   /// After such a loop: its results waited for.
   void await_wgmma_results(const ir::Op &loop, const std::vector<size_t> &carried);
   std::set<const ir::Op *> wgmma_no_wait_;
+  std::set<const ir::Op *> wgmma_chain_;
   std::unordered_map<const ir::Op *, std::vector<const ir::Value *>> wgmma_await_;
 
   /// `acc + tl.dot(a, b)` (Triton's `acc += tl.dot(a, b)`) on tensor cores:

@@ -448,7 +448,12 @@ auto NvptxTarget::wgmma_commit() -> void {
 
 auto NvptxTarget::wgmma_wait(int pending, const std::vector<llvm::Value *> &d)
     -> std::vector<llvm::Value *> {
-  return asm_through("wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";", d, {}, "");
+  const std::string text = "wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";";
+  if (d.empty()) { // nothing read after it: an ordering point only
+    asm_effect(text.c_str());
+    return {};
+  }
+  return asm_through(text, d, {}, "");
 }
 
 auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,

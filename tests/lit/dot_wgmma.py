@@ -59,9 +59,17 @@
 # OFF-NOT: wgmma
 # BAD: KILN_DISABLE_WGMMA='maybe' is not a boolean
 # A loop's copies go out with its own dot, also after an inner loop with its own.
+# The inner loop's dot only accumulates: each iteration waits for the one
+# before (wait 1) and a barrier, then refills that one's ring slot; the last
+# is waited for after the loop.
 # NEST: wgmma.commit_group
-# NEST-NOT: wgmma.wait_group
+# NEST-NEXT: // end inline asm
+# NEST-NEXT: // begin inline asm
+# NEST-NEXT: wgmma.wait_group.sync.aligned 1
+# NEST: bar.sync
 # NEST: cp.async.commit_group
+# NEST: bra
+# NEST-NOT: cp.async.commit_group
 # NEST: wgmma.wait_group.sync.aligned 0
 # NEST: wgmma.commit_group
 # NEST-NOT: wgmma.wait_group
