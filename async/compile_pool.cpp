@@ -25,12 +25,14 @@ char tsan_handoff;
 namespace kiln::async {
 
 CompilePool::CompilePool(int threads)
-    // Submitters only enqueue, so `threads` slots go to workers; one more is
-    // reserved for the destructor, which then waits (and helps) in the arena
-    // itself instead of handing its wait to a worker once one is free.
+    // `threads` slots for the pool's own threads and one for the constructor
+    // and destructor, which build the graph and then wait (and help) in the
+    // arena itself. Every slot is reserved for threads that enter it, so the
+    // arena asks oneTBB for no workers: what runs the tasks is exactly the
+    // threads started below, however many cores there are and whatever
+    // global_control the host program has.
     : threads_(threads > 0 ? threads : tbb::info::default_concurrency()),
-      workers_(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads_) + 1),
-      arena_(threads_ + 1, 1) {
+      arena_(threads_ + 1, static_cast<unsigned>(threads_) + 1) {
   namespace flow = tbb::flow;
   // Built inside the arena, the graph runs its tasks there.
   arena_.execute([&] {
@@ -42,7 +44,7 @@ CompilePool::CompilePool(int threads)
       KILN_TSAN_RELEASE();
       return job;
     });
-    for (std::size_t i = 0; i < Job::kMaxStages; ++i)
+    for (std::size_t i = 0; i < stage_names().size(); ++i)
       stages_.push_back(std::make_unique<flow::function_node<JobPtr, JobPtr>>(
           *graph_, flow::unlimited, [i](JobPtr job) {
             KILN_TSAN_ACQUIRE();
@@ -63,6 +65,12 @@ CompilePool::CompilePool(int threads)
       flow::make_edge(*stages_[i - 1], *stages_[i]);
     flow::make_edge(*stages_.back(), *finish_);
   });
+  for (int i = 0; i < threads_; ++i) {
+    stay_.push_back(std::make_unique<tbb::task_group>());
+    release_.push_back(stay_.back()->defer([] {}));
+  }
+  for (int i = 0; i < threads_; ++i)
+    threads_in_arena_.emplace_back([this, i] { arena_.execute([&] { stay_[i]->wait(); }); });
 }
 
 CompilePool::~CompilePool() {
@@ -70,6 +78,11 @@ CompilePool::~CompilePool() {
     group_.wait();
     graph_->wait_for_all();
   });
+  // Each thread's wait ends once its deferred task has run.
+  for (tbb::task_handle &h : release_)
+    arena_.enqueue(std::move(h));
+  for (std::thread &t : threads_in_arena_)
+    t.join();
   KILN_TSAN_ACQUIRE();
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "async/job_key.hpp"
+#include "compiler/stage_names.hpp"
 #include "kiln/compiled_kernel.hpp"
 
 namespace kiln::async {
@@ -23,18 +25,20 @@ public:
   using CompileFn = std::function<std::shared_ptr<void>()>;
   using StageFn = std::function<void()>;
   using FinalizeFn = std::function<const CompiledKernel *(std::shared_ptr<void>, std::exception_ptr)>;
-  /// The pool's task graph has a node per stage; a job has at most this many.
-  static constexpr std::size_t kMaxStages = 4;
+  /// The pool's task graph has a node per compiler stage
+  /// (compiler::kStageNames); a job has at most this many.
+  static constexpr std::size_t kMaxStages = compiler::kStageNames.size();
 
   /// `stages` run in order (each may be on another thread), then `result`
   /// gives the job's result; the first one to throw ends the job.
-  Job(std::string key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize, bool ignore_errors)
+  Job(JobKey key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize,
+      bool ignore_errors)
       : key_(std::move(key)), stages_(std::move(stages)), compile_(std::move(result)),
         finalize_(std::move(finalize)), ignore_errors_(ignore_errors) {}
-  Job(std::string key, CompileFn compile, FinalizeFn finalize, bool ignore_errors)
+  Job(JobKey key, CompileFn compile, FinalizeFn finalize, bool ignore_errors)
       : Job(std::move(key), {}, std::move(compile), std::move(finalize), ignore_errors) {}
 
-  const std::string &key() const { return key_; }
+  const JobKey &key() const { return key_; }
   State state() const { return state_.load(std::memory_order_acquire); }
   bool done() const { return state() == State::Done; }
 
@@ -65,7 +69,7 @@ public:
   CompilePool *pool = nullptr;
 
 private:
-  std::string key_;
+  JobKey key_;
   std::vector<StageFn> stages_;
   CompileFn compile_;
   FinalizeFn finalize_;

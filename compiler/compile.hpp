@@ -10,6 +10,7 @@
 
 #include "compiler/frontend/module_info.hpp"
 #include "compiler/specialization.hpp"
+#include "compiler/stage_names.hpp"
 #include "compiler/target.hpp"
 #include "kiln/compiled_kernel.hpp"
 #include "kiln/options.hpp"
@@ -49,7 +50,9 @@ CompileOutput compile(const CompileRequest &request);
 /// time, on any thread. Each throws as compile() does.
 class Compilation {
 public:
-  static constexpr int kStages = 3;
+  /// frontend, optimize, codegen (compiler/stage_names.hpp): run_stage(i)
+  /// runs kStageNames[i].
+  static constexpr int kStages = static_cast<int>(kStageNames.size());
 
   explicit Compilation(CompileRequest request);
   ~Compilation();

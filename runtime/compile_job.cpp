@@ -29,16 +29,9 @@ const frontend::ModuleInfo *find_module(const frontend::ModuleInfo &root, const 
 
 } // namespace
 
-void CompileJob::stage(int i) {
+template <class F> void CompileJob::guarded(F step) {
   try {
-    if (i == 0)
-      look_up();
-    if (i < compiler::Compilation::kStages) {
-      if (compilation_) // none after a hit
-        compilation_->run_stage(i);
-    } else {
-      finish();
-    }
+    step();
   } catch (...) {
     locks_.clear(); // never leave other processes waiting on a failed compile
     compilation_.reset();
@@ -46,10 +39,24 @@ void CompileJob::stage(int i) {
   }
 }
 
+void CompileJob::stage(int i) {
+  guarded([&] {
+    if (i == 0)
+      look_up();
+    if (compilation_) // none after a hit
+      compilation_->run_stage(i);
+  });
+}
+
+std::shared_ptr<LoadedKernel> CompileJob::result() {
+  guarded([&] { finish(); });
+  return std::move(loaded_);
+}
+
 std::shared_ptr<LoadedKernel> CompileJob::run() {
   for (int i = 0; i < kStages; ++i)
     stage(i);
-  return take();
+  return result();
 }
 
 bool CompileJob::find_in_levels(bool only_locked) {

@@ -38,14 +38,20 @@ public:
   /// Where the binary came from, once the job ran.
   BinarySource source = BinarySource::compiled;
 
-  /// The compiler's stages (the first begins with the look-up), then store
-  /// and load: as many as the pool's task graph has nodes (async::Job).
-  static constexpr int kStages = compiler::Compilation::kStages + 1;
+  /// The compiler's stages (the first begins with the look-up), one per node
+  /// of the pool's task graph; then result() stores and loads, in its
+  /// finishing node.
+  static constexpr int kStages = compiler::Compilation::kStages;
   void stage(int i);
+  /// After the stages: stores the binary in the cache levels, loads it on
+  /// the device and hands it over.
+  std::shared_ptr<LoadedKernel> result();
+  /// Every stage, then result(), on the calling thread.
   std::shared_ptr<LoadedKernel> run();
-  std::shared_ptr<LoadedKernel> take() { return std::move(loaded_); }
 
 private:
+  /// Runs `step`; on failure lets go of the cache levels' locks first.
+  template <class F> void guarded(F step);
   void look_up();
   void finish();
   /// The first level that has the key, stored into the levels before it.

@@ -12,7 +12,7 @@
 
 #include <tbb/parallel_for.h>
 
-#include "async/job.hpp"
+#include "async/scope.hpp"
 #include "kiln/async.hpp"
 #include "kiln/error.hpp"
 #include "runtime/arg_packer.hpp"
@@ -97,7 +97,7 @@ std::vector<LaunchResult> JitFunction::warmup(std::span<const Arg> args) {
       };
       // In a scope each warmup returns at once with its future; otherwise
       // compile every config at once, as tuning does.
-      if (AsyncCompileMode::active())
+      if (async::Scope::active())
         for (size_t i = 0; i < configs.size(); ++i)
           warm(i);
       else
@@ -174,11 +174,13 @@ LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk) {
 /// The post-compile hook, called without the entry's lock: a hook may launch
 /// or warm kernels, this one included. As in Triton, it sees every binary a
 /// job produced, compiled or read from a persistent cache.
-void post_compile(const CompileJob &job, const LoadedKernel *k) {
+void post_compile(const CompileJob &job, const LoadedKernel *k, const JitFunction &fn) {
   const Hooks &hooks = Context::get().hooks();
-  if (hooks.jit_post_compile_hook)
+  if (hooks.jit_post_compile_hook) {
+    const Kernel handle = fn.handle();
     hooks.jit_post_compile_hook(CompileEvent{job.request.function->name, job.key, job.repr,
-                                             job.data, &k->compiled, job.warmup});
+                                             job.data, &k->compiled, job.warmup, &handle});
+  }
 }
 
 } // namespace
@@ -212,7 +214,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
                                             DeviceCache &dc, bool warmup, BinarySource &source,
                                             FutureKernel &pending) {
   CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
-  AsyncCompileMode *mode = AsyncCompileMode::active();
+  async::Scope *mode = async::Scope::active();
   FutureKernel future;
   bool foreign = false; // the compile in flight was started by another launch
   // Hooks run without the entry's lock (a jit_cache_hook may warm this very
@@ -243,7 +245,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
         source = job->source;
         LoadedKernel *k = publish(*entry, std::move(lk));
         lock.unlock();
-        post_compile(*job, k);
+        post_compile(*job, k, *this);
         return k;
       }
       source = BinarySource::compiled;
@@ -268,9 +270,12 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
     lock.unlock();
     job = make_job(b, dc, warmup);
     const Hooks &hooks = Context::get().hooks();
-    if (hooks.jit_cache_hook && hooks.jit_cache_hook(CompileEvent{info_.name, job->key, job->repr,
-                                                                  job->data, nullptr, warmup}))
-      return nullptr;
+    if (hooks.jit_cache_hook) {
+      const Kernel handle = this->handle();
+      if (hooks.jit_cache_hook(
+              CompileEvent{info_.name, job->key, job->repr, job->data, nullptr, warmup, &handle}))
+        return nullptr;
+    }
   }
   lock.unlock();
   // A warmup inside a scope never blocks. The scope also waits for (and
@@ -286,7 +291,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   return entry->ready.load(std::memory_order_acquire);
 }
 
-FutureKernel JitFunction::submit(CacheEntry &entry, AsyncCompileMode &mode,
+FutureKernel JitFunction::submit(CacheEntry &entry, async::Scope &mode,
                                  const std::shared_ptr<CompileJob> &job) {
   // The placeholder goes into the entry at once (the caller stores it), so a
   // second launch of this key waits on this job instead of starting another.
@@ -294,20 +299,16 @@ FutureKernel JitFunction::submit(CacheEntry &entry, AsyncCompileMode &mode,
   // and its cache entry) alive until it is finalized.
   auto self = module_->shared_from_this();
   CacheEntry *e = &entry;
-  // The scope de-duplicates by this key: it names the entry too, since two
-  // Modules of one file share compile keys but not cache entries.
-  const std::string submit_key = job->key + "@" + std::to_string(reinterpret_cast<uintptr_t>(e));
+  std::vector<async::Scope::StageFn> stages;
+  for (int i = 0; i < CompileJob::kStages; ++i)
+    stages.push_back([job, i] { job->stage(i); });
+  // The scope de-duplicates by the key and the entry: two Modules of one
+  // file share compile keys but not cache entries.
   return mode.submit(
-      submit_key,
-      [job] {
-        std::vector<AsyncCompileMode::StageFn> stages;
-        for (int i = 0; i < CompileJob::kStages; ++i)
-          stages.push_back([job, i] { job->stage(i); });
-        return stages;
-      }(),
-      [job] { return std::static_pointer_cast<void>(job->take()); },
-      [self, e, job](std::shared_ptr<void> result,
-                     std::exception_ptr error) -> const CompiledKernel * {
+      async::JobKey{e, job->key}, std::move(stages),
+      [job] { return std::static_pointer_cast<void>(job->result()); },
+      [self, fn = this, e, job](std::shared_ptr<void> result,
+                                std::exception_ptr error) -> const CompiledKernel * {
         LoadedKernel *k = nullptr;
         {
           std::lock_guard l(e->compile_mutex);
@@ -316,7 +317,7 @@ FutureKernel JitFunction::submit(CacheEntry &entry, AsyncCompileMode &mode,
             return nullptr;
           k = publish(*e, std::static_pointer_cast<LoadedKernel>(std::move(result)));
         }
-        post_compile(*job, k);
+        post_compile(*job, k, *fn);
         return &k->compiled;
       });
 }
@@ -342,11 +343,18 @@ void JitFunction::check_globals(LoadedKernel &k) const {
 
 // ---- launch ----
 
+Kernel JitFunction::handle() const {
+  // Aliasing the module's ownership, as Module::kernel() does: no allocation.
+  return Kernel(
+      std::shared_ptr<JitFunction>(module_->shared_from_this(), const_cast<JitFunction *>(this)));
+}
+
 void JitFunction::call_pre_run_hooks(const Bound &b) const {
   Arg values[kMaxParams];
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
-  const BoundArgs bound(params_, std::span<const Arg>(values, params_.size()));
+  const Kernel handle = this->handle();
+  const BoundArgs bound(params_, std::span<const Arg>(values, params_.size()), &handle);
   for (const auto &h : pre_run_hooks_)
     h(bound);
 }
@@ -370,9 +378,11 @@ void JitFunction::call_driver(DeviceCache &dc, const LoadedKernel &k, const Boun
   Arg values[kMaxParams];
   for (unsigned i = 0; i < params_.size(); ++i)
     values[i] = *b.args[i];
+  const Kernel handle = this->handle();
   const LaunchEvent ev{
       info_.name, &k.compiled, grid,        std::span<const Arg>(values, params_.size()),
-      source,     dc.device,   spec.stream, &launch_metadata_};
+      source,     dc.device,   spec.stream, &launch_metadata_,
+      &handle};
   if (hooks.launch_enter_hook)
     hooks.launch_enter_hook(ev);
   dc.driver->launch(*k.binary, grid, ptrs, spec.stream);

@@ -22,6 +22,10 @@
 #include "runtime/module_state.hpp"
 #include "runtime/spec_key.hpp"
 
+namespace kiln::async {
+class Scope;
+}
+
 namespace kiln::runtime {
 
 class ModuleState;
@@ -56,6 +60,9 @@ public:
   const std::vector<KernelParam> &params() const { return params_; }
   const frontend::JitFunctionInfo &info() const { return info_; }
   ModuleState &module() const { return *module_; }
+  /// A public handle to this function (sharing its module); what hook
+  /// events carry.
+  Kernel handle() const;
 
   /// Hex SHA-256 over source, callees, first line, constexpr globals. Computed once.
   const std::string &cache_key() const;
@@ -150,7 +157,7 @@ private:
   /// The job behind a miss of the memory table: its request, globals, key.
   std::shared_ptr<CompileJob> make_job(const Bound &b, DeviceCache &dc, bool warmup) const;
   /// Sends `job` to the scope's pool; its finalizer publishes into `entry`.
-  FutureKernel submit(CacheEntry &entry, AsyncCompileMode &mode,
+  FutureKernel submit(CacheEntry &entry, async::Scope &mode,
                       const std::shared_ptr<CompileJob> &job);
   /// The compile request for bound arguments, minus the globals (the caller
   /// snapshots them). Throws ArgumentError for what no compile accepts.

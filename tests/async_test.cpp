@@ -4,7 +4,7 @@
 // inside a scope, runtime/jit_function.cpp compile_and_load).
 //
 // Deterministic (STYLE.md point 9): when a test needs a compile to stay
-// unfinished, it submits one through AsyncCompileMode::submit that blocks on
+// unfinished, it submits one through async::Scope::submit that blocks on
 // a Gate the test opens, and waits for it to have started. Compile counts are
 // observed with the jit hooks. No test asserts a duration; Gate::wait_entered's
 // deadline only turns a deadlock into a failed check.
@@ -17,16 +17,19 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <functional>
 #include <latch>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
-#include "async/compile_pool.hpp" // the tests reorder jobs through FutureKernel::job()
+#include "async/compile_pool.hpp" // the tests reorder jobs through Scope::job_of()
 #include "async/job.hpp"
+#include "async/scope.hpp" // jobs submitted by hand, as the runtime does
 #include <kiln/async.hpp>
 #include <kiln/hooks.hpp>
 #include <kiln/kiln.hpp>
@@ -49,17 +52,30 @@ const kiln::CompiledKernel kKernels[12] = {};
 
 std::shared_ptr<void> nothing() { return std::make_shared<int>(0); }
 
-AsyncCompileMode::FinalizeFn finalize_to(const kiln::CompiledKernel *k) {
+kiln::async::Scope::FinalizeFn finalize_to(const kiln::CompiledKernel *k) {
   return [k](std::shared_ptr<void>, std::exception_ptr e) -> const kiln::CompiledKernel * { return e ? nullptr : k; };
+}
+
+using kiln::async::Scope;
+
+/// Submits `compile` (a closure, or stages then a result) to `mode`'s scope
+/// under `key`, as the runtime does; `mode` must be active on this thread.
+template <class... A> FutureKernel submit(AsyncCompileMode &mode, std::string key, A &&...args) {
+  REQUIRE(AsyncCompileMode::active() == &mode);
+  return Scope::active()->submit(kiln::async::JobKey{nullptr, std::move(key)},
+                                 std::forward<A>(args)...);
 }
 
 /// Submits a compile that blocks on `gate` and waits until it has started,
 /// so the pool's worker (one, in the tests that use this) is busy.
 FutureKernel submit_blocker(AsyncCompileMode &mode, const Gate &gate) {
-  FutureKernel f = mode.submit("test:blocker", [gate] {
-    gate.pass();
-    return nothing();
-  }, finalize_to(&kKernels[0]));
+  FutureKernel f = submit(
+      mode, "test:blocker",
+      [gate] {
+        gate.pass();
+        return nothing();
+      },
+      finalize_to(&kKernels[0]));
   REQUIRE_MESSAGE(gate.wait_entered(), "the pool never started the blocking job (no worker thread?)");
   return f;
 }
@@ -194,14 +210,14 @@ TEST_CASE("async: a scope makes itself this thread's active mode and refuses nes
     CHECK_THROWS_AS(AsyncCompileMode(), kiln::Error);
     CHECK_THROWS_AS(AsyncCompileMode(AsyncCompileMode::Config{.threads = 1}), kiln::Error);
     CHECK(AsyncCompileMode::active() == &mode); // the refused one changed nothing
-    CHECK(mode.submit("k", nothing, finalize_to(&kKernels[1])).result() == &kKernels[1]);
+    CHECK(submit(mode, "k", nothing, finalize_to(&kKernels[1])).result() == &kKernels[1]);
   }
   CHECK(AsyncCompileMode::active() == nullptr);
   // After the first ends, a new one works.
   AsyncCompileMode again(AsyncCompileMode::Config{.threads = 2});
   CHECK(AsyncCompileMode::active() == &again);
   CHECK(again.threads() == 2);
-  CHECK(again.submit("k", nothing, finalize_to(&kKernels[2])).result() == &kKernels[2]);
+  CHECK(submit(again, "k", nothing, finalize_to(&kKernels[2])).result() == &kKernels[2]);
 }
 
 TEST_CASE("async: Attach makes a scope active on another thread") {
@@ -213,8 +229,8 @@ TEST_CASE("async: Attach makes a scope active on another thread") {
       CHECK(AsyncCompileMode::active() == &mode);
       // Attached counts as active: this thread cannot open its own scope now.
       CHECK_THROWS_AS(AsyncCompileMode(), kiln::Error);
-      CHECK(AsyncCompileMode::active()->submit("from-other", nothing, finalize_to(&kKernels[3])).result() ==
-            &kKernels[3]);
+      CHECK(submit(*AsyncCompileMode::active(), "from-other", nothing, finalize_to(&kKernels[3]))
+                .result() == &kKernels[3]);
     }
     CHECK(AsyncCompileMode::active() == nullptr);
     // A scope of its own on this thread, while `mode` is active on the main one.
@@ -224,7 +240,7 @@ TEST_CASE("async: Attach makes a scope active on another thread") {
   other.join();
   CHECK(AsyncCompileMode::active() == &mode);
   // The job the other thread submitted belongs to this scope: same key, same future.
-  CHECK(mode.submit("from-other", nothing, finalize_to(&kKernels[4])).result() == &kKernels[3]);
+  CHECK(submit(mode, "from-other", nothing, finalize_to(&kKernels[4])).result() == &kKernels[3]);
 }
 
 TEST_CASE("async: an empty future refuses result()") {
@@ -247,11 +263,11 @@ TEST_CASE("async: the same key submitted twice gives the same future and compile
     ++finalizes;
     return &kKernels[5];
   };
-  const FutureKernel a = mode.submit("same", compile, finalize);
-  const FutureKernel b = mode.submit("same", compile, finalize);
-  const FutureKernel c = mode.submit("other", compile, finalize);
-  CHECK(a.job() == b.job());
-  CHECK(a.job() != c.job());
+  const FutureKernel a = submit(mode, "same", compile, finalize);
+  const FutureKernel b = submit(mode, "same", compile, finalize);
+  const FutureKernel c = submit(mode, "other", compile, finalize);
+  CHECK(a.id() == b.id());
+  CHECK(a.id() != c.id());
   CHECK(mode.outstanding() == 2);
   CHECK(a.result() == &kKernels[5]);
   CHECK(b.result() == &kKernels[5]);
@@ -260,10 +276,70 @@ TEST_CASE("async: the same key submitted twice gives the same future and compile
   CHECK(finalizes == 2);
   CHECK(mode.outstanding() == 0);
   // finish() forgot the jobs: the key compiles again.
-  const FutureKernel d = mode.submit("same", compile, finalize);
-  CHECK(d.job() != a.job());
+  const FutureKernel d = submit(mode, "same", compile, finalize);
+  CHECK(d.id() != a.id());
   CHECK(d.result() == &kKernels[5]);
   CHECK(compiles == 3);
+}
+
+// Issue 13: the scope de-duplicates by a typed (owner, key) pair, not by
+// `key + "@" + pointer` text: one compile key for two cache entries (two
+// Modules of one file) is two jobs; the same pair is one.
+TEST_CASE("async: the scope de-duplicates by owner and key") {
+  using kiln::async::JobKey;
+  using kiln::async::JobKeyHash;
+  AsyncCompileMode mode;
+  Scope &scope = *Scope::active();
+  const int entry_a = 0, entry_b = 0; // stand-ins for two cache entries
+  const FutureKernel a1 = scope.submit(JobKey{&entry_a, "k"}, nothing, finalize_to(&kKernels[10]));
+  const FutureKernel a2 = scope.submit(JobKey{&entry_a, "k"}, nothing, finalize_to(&kKernels[11]));
+  const FutureKernel b = scope.submit(JobKey{&entry_b, "k"}, nothing, finalize_to(&kKernels[11]));
+  CHECK(a1.id() == a2.id());
+  CHECK(a1.id() != b.id());
+  CHECK(mode.outstanding() == 2);
+  CHECK(a2.result() == &kKernels[10]);
+  CHECK(b.result() == &kKernels[11]);
+  CHECK(JobKey{&entry_a, "k"} == JobKey{&entry_a, "k"});
+  CHECK_FALSE(JobKey{&entry_a, "k"} == JobKey{&entry_b, "k"});
+  CHECK(JobKeyHash()(JobKey{&entry_a, "k"}) == JobKeyHash()(JobKey{&entry_a, "k"}));
+  CHECK(JobKeyHash()(JobKey{&entry_a, "k"}) != JobKeyHash()(JobKey{&entry_b, "k"}));
+}
+
+// Issue 13: submitting is the runtime's business (async::Scope), not the
+// public API's; a future is made only by the async layer, and what users
+// need of it is its outcome and an identity.
+template <class T>
+concept ExposesJob = requires(const T &f) {
+  f.job();
+};
+template <class T>
+concept ExposesSubmit = requires(T &m) {
+  m.submit(
+      std::string(), std::function<std::shared_ptr<void>()>(),
+      std::function<const kiln::CompiledKernel *(std::shared_ptr<void>, std::exception_ptr)>());
+};
+template <class T>
+concept ExposesAdopt = requires(T &m, const FutureKernel &f) {
+  m.adopt(f);
+};
+static_assert(!ExposesJob<FutureKernel>);
+static_assert(!ExposesSubmit<AsyncCompileMode>);
+static_assert(!ExposesAdopt<AsyncCompileMode>);
+static_assert(!std::is_constructible_v<FutureKernel, std::shared_ptr<kiln::async::Job>>);
+
+TEST_CASE("async: a future's public face: id, wait, get") {
+  AsyncCompileMode mode;
+  const FutureKernel f = submit(mode, "face", nothing, finalize_to(&kKernels[6]));
+  const FutureKernel copy = f;
+  CHECK(copy.id() == f.id());
+  CHECK(f.id() != 0);
+  CHECK(FutureKernel().id() == 0);
+  f.wait();
+  CHECK(f.ready());
+  CHECK_FALSE(f.error());
+  CHECK_FALSE(Scope::job_of(f)->finalized()); // wait() leaves finalizing to get()/result()
+  CHECK(f.get() == &kKernels[6]);
+  CHECK_THROWS_AS(FutureKernel().wait(), kiln::Error);
 }
 
 TEST_CASE("async: eight threads attached to one scope submitting one key share one compile") {
@@ -278,8 +354,8 @@ TEST_CASE("async: eight threads attached to one scope submitting one key share o
         threads.emplace_back([&, t] {
           AsyncCompileMode::Attach attach(mode);
           go.arrive_and_wait();
-          futures[t] = AsyncCompileMode::active()->submit(
-              "shared",
+          futures[t] = submit(
+              *AsyncCompileMode::active(), "shared",
               [&] {
                 ++compiles;
                 return nothing();
@@ -296,7 +372,7 @@ TEST_CASE("async: eight threads attached to one scope submitting one key share o
     CHECK(compiles == 1);
     CHECK(finalizes == 1);
     for (const FutureKernel &f : futures) {
-      CHECK(f.job() == futures[0].job());
+      CHECK(f.id() == futures[0].id());
       CHECK(f.result() == &kKernels[6]); // finalized at scope exit
     }
   }
@@ -346,19 +422,22 @@ TEST_CASE("async: result() from eight threads at once finalizes once; all see th
     AsyncCompileMode mode(AsyncCompileMode::Config{.threads = 1});
     OpenOnExit guard;
     Gate gate = guard.gate;
-    const FutureKernel f = mode.submit("k", [gate] {
-      gate.pass();
-      return nothing();
-    }, [&](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
-      ++finalizes;
-      CHECK(r);
-      CHECK_FALSE(e);
-      return &kKernels[7];
-    });
+    const FutureKernel f = submit(
+        mode, "k",
+        [gate] {
+          gate.pass();
+          return nothing();
+        },
+        [&](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
+          ++finalizes;
+          CHECK(r);
+          CHECK_FALSE(e);
+          return &kKernels[7];
+        });
     REQUIRE_MESSAGE(gate.wait_entered(), "the pool never started the job");
     if (done_first) {
       gate.open();
-      f.job()->wait(*f.job()->pool);
+      f.wait();
       CHECK(f.ready());
     }
     std::latch go(8);
@@ -386,8 +465,11 @@ TEST_CASE("async: result() from eight threads at once finalizes once; all see th
 TEST_CASE("async: a failed compile is rethrown by result(), once reported not again at scope exit") {
   std::atomic<int> finalizes{0};
   AsyncCompileMode mode;
-  const FutureKernel f = mode.submit(
-      "bad", []() -> std::shared_ptr<void> { throw kiln::CompileError("k.py", 7, 3, "bad thing", "  x = y"); },
+  const FutureKernel f = submit(
+      mode, "bad",
+      []() -> std::shared_ptr<void> {
+        throw kiln::CompileError("k.py", 7, 3, "bad thing", "  x = y");
+      },
       [&](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
         ++finalizes;
         CHECK_FALSE(r);
@@ -409,14 +491,14 @@ TEST_CASE("async: a key whose failure was finalized compiles again; one not yet 
     throw kiln::Error("fails every time");
   };
   AsyncCompileMode mode;
-  const FutureKernel a = mode.submit("bad", failing, finalize_to(nullptr));
-  a.job()->wait(*a.job()->pool); // failed, not finalized: still the scope's answer for this key
+  const FutureKernel a = submit(mode, "bad", failing, finalize_to(nullptr));
+  a.wait(); // failed, not finalized: still the scope's answer for this key
   REQUIRE(a.ready());
-  CHECK(mode.submit("bad", failing, finalize_to(nullptr)).job() == a.job());
+  CHECK(submit(mode, "bad", failing, finalize_to(nullptr)).id() == a.id());
   CHECK(compiles == 1);
   CHECK_THROWS_AS(a.result(), kiln::Error); // finalized: its submitter has given it up
-  const FutureKernel b = mode.submit("bad", failing, finalize_to(nullptr));
-  CHECK(b.job() != a.job());
+  const FutureKernel b = submit(mode, "bad", failing, finalize_to(nullptr));
+  CHECK(b.id() != a.id());
   CHECK_THROWS_AS(b.result(), kiln::Error);
   CHECK(compiles == 2);
   // a, finalized, is dropped at a later submit once its worker has queued
@@ -437,9 +519,9 @@ TEST_CASE("async: with ignore_errors result() is null and leaving the scope does
   CHECK_NOTHROW([&] {
     AsyncCompileMode mode(AsyncCompileMode::Config{.ignore_errors = true});
     CHECK(mode.ignore_errors());
-    CHECK(mode.submit("asked", failing, counting).result() == nullptr);
-    mode.submit("never-asked", failing, counting); // finalized at scope exit, silently
-    CHECK(mode.submit("good", nothing, finalize_to(&kKernels[8])).result() == &kKernels[8]);
+    CHECK(submit(mode, "asked", failing, counting).result() == nullptr);
+    submit(mode, "never-asked", failing, counting); // finalized at scope exit, silently
+    CHECK(submit(mode, "good", nothing, finalize_to(&kKernels[8])).result() == &kKernels[8]);
   }());
   CHECK(finalizes == 2);
 }
@@ -451,21 +533,26 @@ TEST_CASE("async: leaving a scope with two failed and ten good jobs finalizes al
   for (int i = 0; i < 12; ++i) {
     const std::string key = "job" + std::to_string(i);
     if (i == 3 || i == 8) {
-      mode->submit(key, [i]() -> std::shared_ptr<void> {
-        throw kiln::CompileError("f.py", unsigned(i), 1, "failure " + std::to_string(i), "x");
-      }, [&](std::shared_ptr<void>, std::exception_ptr e) -> const kiln::CompiledKernel * {
-        CHECK(e);
-        ++bad_finalized;
-        return nullptr;
-      });
+      submit(
+          *mode, key,
+          [i]() -> std::shared_ptr<void> {
+            throw kiln::CompileError("f.py", unsigned(i), 1, "failure " + std::to_string(i), "x");
+          },
+          [&](std::shared_ptr<void>, std::exception_ptr e) -> const kiln::CompiledKernel * {
+            CHECK(e);
+            ++bad_finalized;
+            return nullptr;
+          });
       continue;
     }
-    good.push_back(mode->submit(key, nothing, [&, i](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
-      CHECK(r);
-      CHECK_FALSE(e);
-      ++good_finalized;
-      return &kKernels[i];
-    }));
+    good.push_back(submit(
+        *mode, key, nothing,
+        [&, i](std::shared_ptr<void> r, std::exception_ptr e) -> const kiln::CompiledKernel * {
+          CHECK(r);
+          CHECK_FALSE(e);
+          ++good_finalized;
+          return &kKernels[i];
+        }));
   }
   CHECK(mode->outstanding() == 12);
   try {
@@ -492,7 +579,7 @@ TEST_CASE("async: leaving a scope with two failed and ten good jobs finalizes al
   CHECK(mode->outstanding() == 0);
   for (const FutureKernel &f : good) {
     CHECK(f.ready());
-    CHECK(f.job()->finalized());
+    CHECK(Scope::job_of(f)->finalized());
   }
   CHECK_NOTHROW(mode.reset()); // the destructor after finish() does not throw again
   CHECK(good_finalized == 10);
@@ -502,8 +589,8 @@ TEST_CASE("async: the scope's destructor throws AsyncCompileError for failures n
   auto failing = []() -> std::shared_ptr<void> { throw kiln::Error("lost failure"); };
   try {
     AsyncCompileMode mode;
-    mode.submit("a", failing, finalize_to(nullptr));
-    mode.submit("b", nothing, finalize_to(&kKernels[9]));
+    submit(mode, "a", failing, finalize_to(nullptr));
+    submit(mode, "b", nothing, finalize_to(&kKernels[9]));
   } catch (const kiln::AsyncCompileError &e) {
     REQUIRE(e.messages().size() == 1);
     CHECK(e.messages()[0] == "lost failure");
@@ -516,7 +603,7 @@ TEST_CASE("async: the scope's destructor does not throw while another exception 
   auto failing = []() -> std::shared_ptr<void> { throw kiln::Error("shadowed failure"); };
   try {
     AsyncCompileMode mode;
-    mode.submit("a", failing, finalize_to(nullptr));
+    submit(mode, "a", failing, finalize_to(nullptr));
     throw std::runtime_error("the user's own error");
   } catch (const kiln::AsyncCompileError &) {
     FAIL("the scope replaced the exception in flight");
@@ -535,15 +622,19 @@ TEST_CASE("async: leaving a scope finalizes jobs in the order they completed") {
     OpenOnExit guard;
     Gate gate = guard.gate;
     auto job = [&](const std::string &key, bool block) {
-      return mode.submit(key, [&completed, gate, key, block] {
-        if (block)
-          gate.pass();
-        completed.add(key);
-        return nothing();
-      }, [&finalized, key](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * {
-        finalized.add(key);
-        return &kKernels[10];
-      });
+      return submit(
+          mode, key,
+          [&completed, gate, key, block] {
+            if (block)
+              gate.pass();
+            completed.add(key);
+            return nothing();
+          },
+          [&finalized, key](std::shared_ptr<void>,
+                            std::exception_ptr) -> const kiln::CompiledKernel * {
+            finalized.add(key);
+            return &kKernels[10];
+          });
     };
     // The only worker is stuck in `a` until the gate opens; b..e queue behind it.
     const FutureKernel a = job("a", true);
@@ -551,10 +642,10 @@ TEST_CASE("async: leaving a scope finalizes jobs in the order they completed") {
     const FutureKernel b = job("b", false), c = job("c", false), d = job("d", false), e = job("e", false);
     // Reorder completion without finalizing anything: another thread runs
     // `d` itself (it is queued, so its waiter claims it), and `e` jumps the queue.
-    std::thread([&] { d.job()->wait(*d.job()->pool); }).join();
-    d.job()->pool->prioritize(e.job());
+    std::thread([&] { d.wait(); }).join();
+    Scope::job_of(d)->pool->prioritize(Scope::job_of(e));
     CHECK(d.ready());
-    CHECK_FALSE(d.job()->finalized());
+    CHECK_FALSE(Scope::job_of(d)->finalized());
     gate.open();
     mode.finish();
     CHECK(mode.outstanding() == 0);
@@ -630,10 +721,13 @@ TEST_CASE("async: a launch inside a scope does not wait even when every worker i
     OpenOnExit guard;
     std::vector<FutureKernel> blockers;
     for (int i = 0; i < threads; ++i)
-      blockers.push_back(mode.submit("test:blocker" + std::to_string(i), [gate = guard.gate] {
-        gate.pass();
-        return nothing();
-      }, finalize_to(&kKernels[i])));
+      blockers.push_back(submit(
+          mode, "test:blocker" + std::to_string(i),
+          [gate = guard.gate] {
+            gate.pass();
+            return nothing();
+          },
+          finalize_to(&kKernels[i])));
     REQUIRE_MESSAGE(guard.gate.wait_entered(threads), "the pool did not start one blocking job per worker");
 
     // The launch runs on a thread attached to the scope, so that if it
@@ -827,4 +921,50 @@ TEST_CASE("async: twelve warmups compile and run correctly with 1, 2 and 4 compi
     }
     CHECK(hooks.compiles() == 12);
   }
+}
+
+// Issue 13: without a process-wide global_control oneTBB gives an arena at
+// most cores - 1 workers, so a 2-thread scope on 2 cores ran one compile at a
+// time and a launch waiting on a compile behind another could stall. The
+// pool's own threads run two at once on any machine.
+TEST_CASE("async: a 2-thread scope runs two compiles at once and completes many") {
+  {
+    AsyncCompileMode mode(AsyncCompileMode::Config{.threads = 2});
+    std::latch both(2);
+    auto meet = [&both] {
+      // Each compile waits (bounded) for the other to have started.
+      both.count_down();
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!both.try_wait() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (!both.try_wait())
+        throw kiln::Error("the other compile never started: the scope ran one at a time");
+      return nothing();
+    };
+    const FutureKernel a = submit(mode, "meet-a", meet, finalize_to(&kKernels[1]));
+    const FutureKernel b = submit(mode, "meet-b", meet, finalize_to(&kKernels[2]));
+    mode.finish(); // drains without running either itself
+    CHECK(a.result() == &kKernels[1]);
+    CHECK(b.result() == &kKernels[2]);
+  }
+  // Two threads in the scope, each warming and launching specializations the
+  // other also asks for, so launches wait on compiles in flight on the pool.
+  const kiln::Kernel add = load("vector_add").kernel("add_kernel");
+  HookCounter hooks;
+  {
+    AsyncCompileMode mode(AsyncCompileMode::Config{.threads = 2});
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+      threads.emplace_back([&, t] {
+        AsyncCompileMode::Attach attach(mode);
+        for (int i = 0; i < 8; ++i) {
+          const int block = 16 << ((i + 3 * t) % 8);
+          warmup_add(add, block);
+          launch_add(add, 16 << ((i + 5 * t + 1) % 8));
+        }
+      });
+    for (auto &th : threads)
+      th.join();
+  }
+  CHECK(hooks.compiles() == 8); // BLOCK 16 .. 2048, each once
 }

@@ -21,8 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
 #include "async/compile_pool.hpp"
 #include "async/job.hpp"
+#include "compiler/compile.hpp"
 #include "kiln/error.hpp"
 
 namespace {
@@ -40,7 +45,8 @@ std::shared_ptr<Job> make_job(std::string key, Job::CompileFn compile, Job::Fina
                               bool ignore_errors = false, CompilePool *pool = nullptr) {
   if (!finalize)
     finalize = [](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * { return &kKernelA; };
-  auto job = std::make_shared<Job>(std::move(key), std::move(compile), std::move(finalize), ignore_errors);
+  auto job = std::make_shared<Job>(kiln::async::JobKey{nullptr, std::move(key)}, std::move(compile),
+                                   std::move(finalize), ignore_errors);
   job->self = job;
   job->pool = pool;
   return job;
@@ -54,7 +60,7 @@ using kiln::testing::Order;
 
 TEST_CASE("compile pool: a queued job is claimed by exactly one caller") {
   auto job = make_job("k", nothing);
-  CHECK(job->key() == "k");
+  CHECK(job->key() == kiln::async::JobKey{nullptr, "k"});
   CHECK(job->state() == Job::State::Queued);
   CHECK_FALSE(job->done());
   REQUIRE(job->claim());
@@ -361,4 +367,99 @@ TEST_CASE("compile pool: destruction waits for running and queued jobs") {
   CHECK(ran == 6);
   for (auto &j : jobs)
     CHECK(j->done());
+}
+
+// ---- the pool's threads and the host's TBB settings (issue 13) ----
+
+TEST_CASE("compile pool: its stage nodes are the compiler's stages") {
+  // One list, in compiler/: the pool builds its graph from it rather than
+  // from a count of its own.
+  REQUIRE(CompilePool::stage_names().size() == kiln::compiler::kStageNames.size());
+  for (std::size_t i = 0; i < kiln::compiler::kStageNames.size(); ++i)
+    CHECK(CompilePool::stage_names()[i] == kiln::compiler::kStageNames[i]);
+  CHECK(Job::kMaxStages == kiln::compiler::kStageNames.size());
+  CHECK(kiln::compiler::Compilation::kStages == int(kiln::compiler::kStageNames.size()));
+  // Each stage of a job runs in its own node, in order, then the result.
+  CompilePool pool(2);
+  std::vector<std::string> ran;
+  std::mutex m;
+  std::vector<Job::StageFn> stages;
+  for (std::string_view name : CompilePool::stage_names())
+    stages.push_back([&, name] {
+      std::lock_guard l(m);
+      ran.emplace_back(name);
+    });
+  auto job = std::make_shared<Job>(
+      kiln::async::JobKey{nullptr, "staged"}, std::move(stages), nothing,
+      [](std::shared_ptr<void>, std::exception_ptr) -> const kiln::CompiledKernel * {
+        return &kKernelA;
+      },
+      false);
+  job->self = job;
+  job->pool = &pool;
+  pool.submit(job);
+  job->wait(pool);
+  CHECK(job->finalize() == &kKernelA);
+  CHECK(ran == std::vector<std::string>{"frontend", "optimize", "codegen"});
+}
+
+TEST_CASE("compile pool: a pool leaves the host program's TBB parallelism limit alone") {
+  using tbb::global_control;
+  const std::size_t before = global_control::active_value(global_control::max_allowed_parallelism);
+  {
+    CompilePool pool(5); // was: a global_control of 6 while the pool lived
+    CHECK(global_control::active_value(global_control::max_allowed_parallelism) == before);
+  }
+  // A host that asked for more parallelism than cores keeps it while a
+  // 1-thread pool lives (was: capped at 2, the smallest live value wins).
+  global_control host(global_control::max_allowed_parallelism, 8);
+  CHECK(global_control::active_value(global_control::max_allowed_parallelism) == 8);
+  CompilePool pool(1);
+  CHECK(global_control::active_value(global_control::max_allowed_parallelism) == 8);
+  // ... and its parallel_for (as the CPU backend's grid) runs 4 at once in a
+  // 4-slot arena, which it could not with 2 allowed.
+  std::atomic<int> present{0}, most{0};
+  tbb::task_arena four(4);
+  four.execute([&] {
+    tbb::parallel_for(0, 4, 1, [&](int) {
+      const int now = ++present;
+      int m = most.load();
+      while (now > m && !most.compare_exchange_weak(m, now)) {
+      }
+      // Stay until all four are here, or a deadline passes (then most < 4).
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (most.load() < 4 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::yield();
+    });
+  });
+  CHECK(most.load() == 4);
+}
+
+TEST_CASE("compile pool: a 2-thread pool runs two jobs at once on any number of cores") {
+  // oneTBB gives an arena at most cores - 1 workers unless a global_control
+  // says otherwise; the pool's own threads do not depend on it. Two jobs
+  // that each wait for the other to start finish only if both run at once.
+  for (int round = 0; round < 20; ++round) {
+    CompilePool pool(2);
+    std::latch both(2);
+    std::vector<std::shared_ptr<Job>> jobs;
+    for (int i = 0; i < 2; ++i) {
+      jobs.push_back(make_job(
+          "pair" + std::to_string(i),
+          [&both] {
+            both.arrive_and_wait();
+            return nothing();
+          },
+          nullptr, false, &pool));
+      pool.submit(jobs.back());
+    }
+    // Not Job::wait: that would run a queued job here, on a third thread.
+    for (auto &j : jobs) {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (!j->done() && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      REQUIRE_MESSAGE(j->done(),
+                      "round " << round << ": the pool ran one job at a time (a thread short?)");
+    }
+  }
 }

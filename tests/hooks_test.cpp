@@ -385,3 +385,43 @@ TEST_CASE("hooks: a kernel's launch_metadata callback reaches the launch hooks, 
   REQUIRE(metadata.size() == 2);
   CHECK(metadata[1].empty());
 }
+
+// Issue 13: the seed's hooks get the JITFunction itself; kiln's events carry
+// the Kernel handle, usable after the hook returns (a copy shares the kernel).
+TEST_CASE("hooks: the pre-run, launch and compile hooks carry the kernel handle") {
+  HookGuard guard;
+  const kiln::Module m = vector_add();
+  const kiln::Kernel add = m.kernel("add_kernel");
+  std::vector<kiln::Kernel> entered, exited, compiled, cached, pre_run;
+  // A hook that keeps the handle its event carries.
+  auto keep_in = [](std::vector<kiln::Kernel> &into) {
+    return [&into](const auto &e) {
+      REQUIRE(e.handle != nullptr);
+      into.push_back(*e.handle);
+      return false; // jit_cache_hook: do not skip the compile
+    };
+  };
+  kiln::hooks().launch_enter_hook = keep_in(entered);
+  kiln::hooks().launch_exit_hook = keep_in(exited);
+  kiln::hooks().jit_post_compile_hook = keep_in(compiled);
+  kiln::hooks().jit_cache_hook = keep_in(cached);
+  add.add_pre_run_hook([&](const kiln::BoundArgs &b) {
+    REQUIRE(b.handle() != nullptr);
+    pre_run.push_back(*b.handle());
+  });
+  Vectors v(100);
+  add[{blocks(100, 64)}](v.x.data(), v.y.data(), v.out.data(), 100, kiln::arg("BLOCK", 64));
+  CHECK(v.added());
+  for (const auto *seen : {&entered, &exited, &compiled, &cached, &pre_run}) {
+    REQUIRE(seen->size() == 1);
+    // The same function as `add`: its name, its cache key, its own object.
+    CHECK(seen->front().name() == "add_kernel");
+    CHECK(seen->front().impl() == add.impl());
+  }
+  // The handle from the hook launches the kernel like the original.
+  Vectors w(100);
+  entered.front()[{blocks(100, 64)}](w.x.data(), w.y.data(), w.out.data(), 100,
+                                     kiln::arg("BLOCK", 64));
+  CHECK(w.added());
+  CHECK(entered.size() == 2);
+}

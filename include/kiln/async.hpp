@@ -7,12 +7,14 @@
 //   }                                        // finalizes what is still outstanding
 //
 // Compiles run on a oneTBB arena of KILN_COMPILE_THREADS threads (default:
-// all cores); LLVM runs single-threaded inside each job, so there is no
-// oversubscription. A launch that needs a job still queued runs it next.
+// all cores) that the scope starts for itself; it sets no process-wide
+// tbb::global_control, so the host program's TBB limits stay its own. LLVM
+// runs single-threaded inside each job, so there is no oversubscription. A
+// launch that needs a job still queued runs it next.
 #pragma once
 
+#include <cstdint>
 #include <exception>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,31 +26,39 @@ namespace kiln {
 
 namespace async {
 class Job;
-class CompilePool;
+class Scope;
 } // namespace async
 
-/// The pending result of one compile. Copies share it. result() is safe from
-/// any number of threads at once: the first caller finalizes, all get the
-/// same outcome.
+/// The pending result of one compile: what a warmup inside an
+/// AsyncCompileMode returns (LaunchResult::future). Copies share it. Every
+/// call is safe from any number of threads at once: the first result()
+/// finalizes, all get the same outcome.
 class FutureKernel {
 public:
+  /// An empty future (valid() is false).
   FutureKernel() = default;
-  explicit FutureKernel(std::shared_ptr<async::Job> job) : job_(std::move(job)) {}
 
   /// Waits for the compile (running it now if it is still queued), runs its
   /// finalizer once (publishing the kernel to its cache), and returns the
   /// kernel. On a compile error: rethrows it, or returns null when the mode
-  /// ignores errors.
+  /// ignores errors. Throws Error on an empty future.
   const CompiledKernel *result() const;
+  const CompiledKernel *get() const { return result(); }
+  /// Waits for the compile to finish (running it now if it is still
+  /// queued) without finalizing it; error() then tells how it went.
+  void wait() const;
   /// The compile finished (successfully or not); result() would not wait for it.
   bool ready() const;
   bool valid() const { return job_ != nullptr; }
   /// The compile's error once ready(), or null.
   std::exception_ptr error() const;
-
-  const std::shared_ptr<async::Job> &job() const { return job_; }
+  /// Names the compile: equal for futures of one compile (copies, and the
+  /// same key submitted twice in a scope), 0 for an empty future.
+  std::uintptr_t id() const;
 
 private:
+  friend class async::Scope; // the only maker of futures
+  explicit FutureKernel(std::shared_ptr<async::Job> job);
   std::shared_ptr<async::Job> job_;
 };
 
@@ -65,7 +75,11 @@ private:
 /// A scope that sends this thread's compiles to a thread pool. At most one is
 /// active per thread (a second is an Error). Another thread joins it with
 /// AsyncCompileMode::Attach. Leaving the scope (or finish()) finalizes every
-/// outstanding job in completion order.
+/// outstanding job in completion order. Compiles of one key for one kernel
+/// cache are submitted once per scope, however many launches ask.
+/// Thread safety: threads(), outstanding() and the launches of attached
+/// threads are safe at once; finish() and the destructor belong to the
+/// thread that opened the scope.
 class AsyncCompileMode {
 public:
   struct Config {
@@ -93,26 +107,8 @@ public:
     Attach &operator=(const Attach &) = delete;
 
   private:
-    AsyncCompileMode *previous_;
+    async::Scope *previous_;
   };
-
-  /// Runs `compile` on the pool and returns its future; the same key gives
-  /// the same future. `compile` returns an owned result (shared_ptr<void>);
-  /// `finalize` runs once, on the thread that first asks for the result or
-  /// at scope exit, with that result or null and the error; it returns the
-  /// published kernel.
-  using CompileFn = std::function<std::shared_ptr<void>()>;
-  using FinalizeFn = std::function<const CompiledKernel *(std::shared_ptr<void> result, std::exception_ptr error)>;
-  FutureKernel submit(const std::string &key, CompileFn compile, FinalizeFn finalize);
-  /// The same, with the work split into stages that run as separate nodes of
-  /// the pool's task graph (at most 4; then `result` gives the result).
-  using StageFn = std::function<void()>;
-  FutureKernel submit(const std::string &key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize);
-
-  /// Makes this scope wait for, and report the failure of, a compile that
-  /// another scope submitted (this thread's launch asked for the same key
-  /// while it was in flight there).
-  void adopt(const FutureKernel &future);
 
   /// Finalizes every outstanding job in completion order, then forgets them.
   /// Throws AsyncCompileError with every failure (unless ignore_errors).
@@ -124,9 +120,8 @@ public:
   std::size_t outstanding() const;
 
 private:
-  struct State;
   Config config_;
-  std::unique_ptr<State> state_;
+  std::unique_ptr<async::Scope> scope_;
   int uncaught_at_start_;
 };
 

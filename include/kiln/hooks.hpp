@@ -27,6 +27,8 @@ struct CompileEvent {
   std::string_view specialization_data; ///< JSON, as Kernel::serialize_specialization_data
   const CompiledKernel *compiled = nullptr; ///< null in jit_cache_hook (before compiling)
   bool warmup = false;       ///< the request came from warmup/preload, not a launch
+  /// The kernel being compiled, valid during the call (copy it to keep it).
+  const Kernel *handle = nullptr;
 };
 
 /// What the launch hooks see.
@@ -41,6 +43,9 @@ struct LaunchEvent {
   /// The kernel's launch_metadata callback (Kernel::set_launch_metadata),
   /// or null; launch_metadata() calls it.
   const std::function<std::string(const LaunchEvent &)> *metadata_fn = nullptr;
+  /// The kernel launched, valid during the call (copy it to keep it): the
+  /// seed's hooks get the JITFunction itself.
+  const Kernel *handle = nullptr;
 
   /// The specialization launched: "(x_ptr: *fp32:D, n: i32, BLOCK: constexpr=1024)".
   std::string_view specialization() const {

@@ -180,15 +180,20 @@ Kernel::Launcher Kernel::operator[](F grid) const {
 /// The bound arguments of a launch, for grid functions and hooks.
 class BoundArgs {
 public:
-  BoundArgs(const std::vector<KernelParam> &params, std::span<const Arg> values)
-      : params_(params), values_(values) {}
+  BoundArgs(const std::vector<KernelParam> &params, std::span<const Arg> values,
+            const Kernel *handle = nullptr)
+      : params_(params), values_(values), handle_(handle) {}
   /// The value bound to parameter `name`; throws ArgumentError if there is none.
   const Arg &operator[](std::string_view name) const;
   std::span<const Arg> values() const { return values_; }
+  /// The kernel launched, for pre-run hooks (valid during the call; copy it
+  /// to keep it); null for grid functions and autotune callbacks.
+  const Kernel *handle() const { return handle_; }
 
 private:
   const std::vector<KernelParam> &params_;
   std::span<const Arg> values_;
+  const Kernel *handle_;
 };
 
 } // namespace kiln

@@ -111,7 +111,7 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
   std::vector<LineError> errors;
   std::vector<Submitted> submitted;
   std::map<std::string, Module> modules; // one Module per file: its kernels share caches
-  std::set<const void *> futures;        // to tell de-duplicated lines from compiles
+  std::set<std::uintptr_t> futures; // FutureKernel::id(): to tell de-duplicated lines from compiles
   std::size_t cache_hits = 0, deduplicated = 0, compiled = 0;
   double serial_ms = 0;
   StageTimes stages; // -v: compile time by stage over this run's compiles
@@ -146,7 +146,7 @@ void warmup(const WarmupOptions &o, const CommonOptions &common) {
       LaunchResult &r = s.result;
       if (r.kernel) {
         ++cache_hits; // already in memory before this run asked
-      } else if (!futures.insert(r.future.job().get()).second) {
+      } else if (!futures.insert(r.future.id()).second) {
         ++deduplicated; // the same specialization as an earlier line
       } else {
         const CompiledKernel *k = r.future.result(); // errors ignored: null on failure
