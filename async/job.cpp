@@ -57,11 +57,12 @@ const CompiledKernel *Job::finalize(bool *ran_here) {
   std::call_once(finalize_once_, [&] {
     here = true;
     try {
-      kernel_ = finalize_(std::move(result_), error_);
+      // A copy: the job keeps its result, so the kernel it returns stays
+      // valid for the future's holders even after its cache evicts it.
+      kernel_ = finalize_(result_, error_);
     } catch (...) {
       finalize_error_ = std::current_exception();
     }
-    result_.reset();
     finalize_ = nullptr;
     finalized_.store(true, std::memory_order_release);
   });

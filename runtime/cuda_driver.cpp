@@ -1,16 +1,34 @@
 #include "runtime/cuda_driver.hpp"
 
+#include <cstddef>
+#include <cstring>
+#include <mutex>
+#include <string>
+
 #include "kiln/error.hpp"
+#include "runtime/spec_key.hpp"
 
 namespace kiln::runtime {
 
 namespace {
 
+/// What a debug kernel's first out-of-bounds access leaves in device memory
+/// (compiler/llvm/lower_tile_ir.hpp).
+struct BoundsRecord {
+  int32_t claimed = 0, argument = 0, line = 0, is_store = 0;
+  int64_t offset = 0, extent = 0;
+};
+static_assert(sizeof(BoundsRecord) == 32 && offsetof(BoundsRecord, offset) == 16);
+
 class CudaBinary final : public LoadedBinary {
 public:
   CudaBinary(const cuda::CudaApi &api, CUcontext c, CUmodule m, CUfunction f, unsigned threads, unsigned shared)
       : api_(api), context(c), module(m), function(f), block_threads(threads), shared_bytes(shared) {}
-  ~CudaBinary() override { api_.ModuleUnload(module); }
+  ~CudaBinary() override {
+    if (record)
+      api_.MemFree(record);
+    api_.ModuleUnload(module);
+  }
 
   const cuda::CudaApi &api_;
   CUcontext context;
@@ -18,6 +36,11 @@ public:
   CUfunction function;
   unsigned block_threads;
   unsigned shared_bytes;
+  /// Debug builds: the out-of-bounds record, and what its report names.
+  CUdeviceptr record = 0;
+  std::string kernel;
+  std::vector<std::string> params;
+  std::mutex record_mutex; ///< one debug launch at a time reads and resets the record
 };
 
 } // namespace
@@ -76,8 +99,19 @@ std::unique_ptr<LoadedBinary> CudaDriver::load(const CompiledKernel &k, int i) {
     api_.check(api_.FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                      static_cast<int>(k.shared_bytes)),
                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-  return std::make_unique<CudaBinary>(api_, devices_[i].context, m, f,
-                                      32u * static_cast<unsigned>(k.options.num_warps), k.shared_bytes);
+  auto b = std::make_unique<CudaBinary>(api_, devices_[i].context, m, f,
+                                        32u * static_cast<unsigned>(k.options.num_warps),
+                                        k.shared_bytes);
+  if (k.options.debug) {
+    api_.check(api_.MemAlloc(&b->record, sizeof(BoundsRecord)),
+               "cuMemAlloc (the debug bounds record)");
+    const BoundsRecord clear;
+    api_.check(api_.MemcpyHtoD(b->record, &clear, sizeof clear), "cuMemcpyHtoD");
+    b->kernel = k.name;
+    for (const LaunchParam &p : k.params)
+      b->params.push_back(p.name);
+  }
+  return b;
 }
 
 const char *CudaDriver::pointer_problem(const void *p, int device) {
@@ -127,9 +161,54 @@ void CudaDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream st
   CUcontext current = nullptr;
   if (!api_.CtxGetCurrent || api_.CtxGetCurrent(&current) != CUDA_SUCCESS || current != cb.context)
     api_.check(api_.CtxSetCurrent(cb.context), "cuCtxSetCurrent");
+  if (cb.record) {
+    launch_checked(const_cast<CudaBinary &>(cb), grid, args, stream);
+    return;
+  }
   api_.check(api_.LaunchKernel(cb.function, grid.x, grid.y, grid.z, cb.block_threads, 1, 1, cb.shared_bytes,
                                static_cast<CUstream>(stream), args, nullptr),
              "cuLaunchKernel");
+}
+
+// Debug launches wait for the kernel (as CUDA_LAUNCH_BLOCKING would) to read
+// its out-of-bounds record: slow, and meant to be.
+void CudaDriver::launch_checked(LoadedBinary &b, Grid grid, void **args, Stream stream) {
+  auto &cb = static_cast<CudaBinary &>(b);
+  const size_t n = cb.params.size();
+  if (n > kMaxParams)
+    throw RuntimeError("kernel '" + cb.kernel + "' has more parameters than kiln launches");
+  // The arguments, each one's tensor size (after them in `args`; -1 where
+  // the caller gave none), and the record, as the kernel's parameters.
+  void *params[2 * kMaxParams + 1];
+  int64_t unknown[kMaxParams];
+  const auto *extents = static_cast<const int64_t *>(args[n]);
+  for (size_t i = 0; i < n; ++i) {
+    unknown[i] = -1;
+    params[i] = args[i];
+    params[n + i] = const_cast<int64_t *>(extents ? &extents[i] : &unknown[i]);
+  }
+  CUdeviceptr record = cb.record;
+  params[2 * n] = &record;
+  std::lock_guard lock(cb.record_mutex);
+  const auto s = static_cast<CUstream>(stream);
+  api_.check(api_.LaunchKernel(cb.function, grid.x, grid.y, grid.z, cb.block_threads, 1, 1,
+                               cb.shared_bytes, s, params, nullptr),
+             "cuLaunchKernel");
+  api_.check(api_.StreamSynchronize(s), "cuStreamSynchronize (a debug launch)");
+  BoundsRecord r;
+  api_.check(api_.MemcpyDtoH(&r, record, sizeof r), "cuMemcpyDtoH (the debug bounds record)");
+  if (!r.claimed)
+    return;
+  const BoundsRecord clear;
+  api_.check(api_.MemcpyHtoD(record, &clear, sizeof clear), "cuMemcpyHtoD");
+  const std::string name = r.argument >= 0 && static_cast<size_t>(r.argument) < n
+                               ? cb.params[static_cast<size_t>(r.argument)]
+                               : std::to_string(r.argument);
+  // The CPU's words (cpu_driver.cpp), so a test or a user sees one error.
+  throw RuntimeError(std::string("out-of-bounds ") + (r.is_store ? "store" : "load") +
+                     " in kernel '" + cb.kernel + "' at line " + std::to_string(r.line) +
+                     " through argument '" + name + "': byte offset " + std::to_string(r.offset) +
+                     " of a tensor of " + std::to_string(r.extent) + " bytes");
 }
 
 } // namespace kiln::runtime

@@ -34,6 +34,9 @@ private:
     int sm = 0;
   };
   const DeviceInfo &device(int i) const;
+  /// A debug build's launch: with the tensor sizes and the bounds record,
+  /// then the record read back (RuntimeError for an access outside).
+  void launch_checked(LoadedBinary &b, Grid grid, void **args, Stream stream);
 
   const cuda::CudaApi &api_;
   std::vector<DeviceInfo> devices_;

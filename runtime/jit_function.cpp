@@ -20,6 +20,7 @@
 #include "runtime/autotuner.hpp"
 #include "runtime/compile_job.hpp"
 #include "runtime/context.hpp"
+#include "runtime/grace_period.hpp"
 #include "runtime/module_state.hpp"
 #include "runtime/spec_args.hpp"
 
@@ -144,7 +145,7 @@ DeviceCache &JitFunction::device_cache(Device d) {
   std::lock_guard lock(devices_mutex_);
   if (DeviceCache *dc = devices_[slot].load(std::memory_order_acquire))
     return *dc;
-  auto dc = std::make_unique<DeviceCache>();
+  auto dc = std::make_unique<DeviceCache>(Context::get().knobs().memory_cache_max);
   dc->device = d;
   dc->driver = &Context::get().driver(d.backend);
   dc->target = dc->driver->target(d.index);
@@ -164,11 +165,9 @@ std::vector<DeviceCache *> JitFunction::device_caches() const {
 namespace {
 
 /// Publishes a loaded kernel into its entry; the caller holds the entry's lock.
-LoadedKernel *publish(CacheEntry &entry, std::shared_ptr<LoadedKernel> lk) {
-  LoadedKernel *raw = lk.get();
-  entry.owned = std::move(lk);
-  entry.ready.store(raw, std::memory_order_release);
-  return raw;
+void publish(CacheEntry &entry, const std::shared_ptr<LoadedKernel> &lk) {
+  entry.owned = lk;
+  entry.ready.store(lk.get(), std::memory_order_release);
 }
 
 /// The post-compile hook, called without the entry's lock: a hook may launch
@@ -210,10 +209,12 @@ std::shared_ptr<CompileJob> JitFunction::make_job(const Bound &b, DeviceCache &d
   return job;
 }
 
-LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash,
-                                            DeviceCache &dc, bool warmup, BinarySource &source,
-                                            FutureKernel &pending) {
-  CacheEntry *entry = dc.kernels.find_or_insert(key, hash);
+std::shared_ptr<LoadedKernel> JitFunction::compile_and_load(const Bound &b, const SpecKey &key,
+                                                            uint64_t hash, DeviceCache &dc,
+                                                            bool warmup, BinarySource &source,
+                                                            FutureKernel &pending) {
+  // Pinned: a bounded table does not evict it while this launch works on it.
+  const KernelCache::Pin entry = dc.kernels.find_or_insert(key, hash);
   async::Scope *mode = async::Scope::active();
   FutureKernel future;
   bool foreign = false; // the compile in flight was started by another launch
@@ -225,9 +226,9 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   std::unique_lock lock(entry->compile_mutex);
   for (;;) {
     // Another thread may have compiled this key while we waited.
-    if (LoadedKernel *done = entry->ready.load(std::memory_order_acquire)) {
+    if (entry->ready.load(std::memory_order_acquire)) {
       source = BinarySource::memory;
-      return done;
+      return entry->owned;
     }
     if (entry->future.valid()) {
       source = BinarySource::memory; // someone else's compile, in flight
@@ -243,10 +244,10 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
       if (!mode) { // synchronous: here, under the entry's lock
         std::shared_ptr<LoadedKernel> lk = job->run();
         source = job->source;
-        LoadedKernel *k = publish(*entry, std::move(lk));
+        publish(*entry, lk);
         lock.unlock();
-        post_compile(*job, k, *this);
-        return k;
+        post_compile(*job, lk.get(), *this);
+        return lk;
       }
       source = BinarySource::compiled;
       future = entry->future = submit(*entry, *mode, job);
@@ -266,7 +267,7 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
           e->prepared.notify_all();
         }
       }
-    } done{entry, lock, outermost};
+    } done{&*entry, lock, outermost};
     lock.unlock();
     job = make_job(b, dc, warmup);
     const Hooks &hooks = Context::get().hooks();
@@ -288,7 +289,8 @@ LoadedKernel *JitFunction::compile_and_load(const Bound &b, const SpecKey &key, 
   }
   if (!future.result()) // errors ignored by the scope; a launch cannot go on without its kernel
     std::rethrow_exception(future.error());
-  return entry->ready.load(std::memory_order_acquire);
+  lock.lock();
+  return entry->owned;
 }
 
 FutureKernel JitFunction::submit(CacheEntry &entry, async::Scope &mode,
@@ -306,18 +308,21 @@ FutureKernel JitFunction::submit(CacheEntry &entry, async::Scope &mode,
   // file share compile keys but not cache entries.
   return mode.submit(
       async::JobKey{e, job->key}, std::move(stages),
-      [job] { return std::static_pointer_cast<void>(job->result()); },
+      [job] { return std::static_pointer_cast<void>(job->take()); },
       [self, fn = this, e, job](std::shared_ptr<void> result,
                                 std::exception_ptr error) -> const CompiledKernel * {
-        LoadedKernel *k = nullptr;
+        // Held here: once the future is cleared a bounded table may evict
+        // the entry (the job keeps `result`, so the kernel the future
+        // returns stays valid).
+        const auto k = std::static_pointer_cast<LoadedKernel>(std::move(result));
         {
           std::lock_guard l(e->compile_mutex);
           e->future = FutureKernel(); // on failure the next launch retries
           if (error)
             return nullptr;
-          k = publish(*e, std::static_pointer_cast<LoadedKernel>(std::move(result)));
+          publish(*e, k);
         }
-        post_compile(*job, k, *fn);
+        post_compile(*job, k.get(), *fn);
         return &k->compiled;
       });
 }
@@ -442,17 +447,27 @@ LaunchResult JitFunction::run(std::span<const Arg> args, const LaunchSpec &spec)
 
   // memory -> (disk -> remote -> compile, in the compile job)
   DeviceCache &dc = device_cache(Context::get().device());
-  const CacheEntry *entry = dc.kernels.find(key, hash);
-  LoadedKernel *k = entry ? entry->ready.load(std::memory_order_acquire) : nullptr;
+  // The entry is read without a lock; the read section keeps a concurrent
+  // eviction from freeing it before its kernel is held (a copy of the
+  // shared owner: a count increment, no allocation).
+  std::shared_ptr<LoadedKernel> held;
+  {
+    const GracePeriod::Reader reading;
+    if (const CacheEntry *entry = dc.kernels.find(key, hash);
+        entry && entry->ready.load(std::memory_order_acquire))
+      held = entry->owned;
+  }
   BinarySource source = BinarySource::memory;
-  if (!k) {
+  if (!held) {
     FutureKernel pending;
-    k = compile_and_load(b, key, hash, dc, spec.warmup, source, pending);
-    if (!k) // compiling in the background (warmup in a scope), or a jit_cache_hook skipped it
+    held = compile_and_load(b, key, hash, dc, spec.warmup, source, pending);
+    if (!held) // compiling in the background (warmup in a scope), or a jit_cache_hook skipped it
       return LaunchResult{nullptr, source, std::move(pending)};
   }
+  LoadedKernel *k = held.get();
   check_globals(*k);
-  const LaunchResult result{&k->compiled, source, FutureKernel()};
+  // The result owns the kernel: it outlives an eviction, and the Module.
+  const LaunchResult result{&k->compiled, source, FutureKernel(), std::move(held)};
   if (spec.warmup)
     return result;
 

@@ -43,6 +43,8 @@ bool named_arg(std::span<const Arg> args, const char *name);
 
 /// Per-device state of a function: its kernel table and target.
 struct DeviceCache {
+  /// `max_kernels`: KILN_MEMORY_CACHE_MAX (0: no bound).
+  explicit DeviceCache(std::size_t max_kernels) : kernels(max_kernels) {}
   Device device;
   Driver *driver = nullptr;
   compiler::Target target;
@@ -144,8 +146,12 @@ private:
   /// cuda: refuses a pointer argument the device cannot reach (a host array).
   void check_pointers(DeviceCache &dc, const LoadedKernel &k, void *const *ptrs) const;
   void check_devices(Device launch, const Bound &b) const;
-  LoadedKernel *compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash, DeviceCache &dc,
-                                 bool warmup, BinarySource &source, FutureKernel &pending);
+  /// The kernel for `key`, compiled (or waited for) on a miss of the memory
+  /// table; null when a warmup in a scope left it compiling or a
+  /// jit_cache_hook skipped it. Shared: a bounded table may evict it.
+  std::shared_ptr<LoadedKernel> compile_and_load(const Bound &b, const SpecKey &key, uint64_t hash,
+                                                 DeviceCache &dc, bool warmup, BinarySource &source,
+                                                 FutureKernel &pending);
   void call_pre_run_hooks(const Bound &b) const;
   /// call_driver between the autotune callbacks' pre_hook and post_hook.
   void call_driver_hooked(DeviceCache &dc, const LoadedKernel &k, const Bound &b, Grid grid,

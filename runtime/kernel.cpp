@@ -49,7 +49,8 @@ LaunchResult Kernel::run(std::span<const Arg> args, Grid grid, Stream stream) co
   spec.grid = grid;
   spec.stream = stream;
   LaunchResult r = fn_->run(args, spec);
-  r.owner = fn_;
+  if (!r.owner)
+    r.owner = fn_;
   return r;
 }
 
@@ -58,20 +59,23 @@ LaunchResult Kernel::run(std::span<const Arg> args, const GridFn &grid, Stream s
   spec.grid_fn = &grid;
   spec.stream = stream;
   LaunchResult r = fn_->run(args, spec);
-  r.owner = fn_;
+  if (!r.owner)
+    r.owner = fn_;
   return r;
 }
 
 LaunchResult Kernel::warmup(std::span<const Arg> args) const {
   LaunchResult r = fn_->warmup(args).front();
-  r.owner = fn_;
+  if (!r.owner)
+    r.owner = fn_;
   return r;
 }
 
 std::vector<LaunchResult> Kernel::warmup_all(std::span<const Arg> args) const {
   std::vector<LaunchResult> rs = fn_->warmup(args);
   for (LaunchResult &r : rs)
-    r.owner = fn_;
+    if (!r.owner)
+      r.owner = fn_;
   return rs;
 }
 
@@ -82,10 +86,12 @@ std::string Kernel::serialize_specialization_data(const LaunchResult &r) const {
   // it, on whichever device it was compiled for (a CUDA kernel's is not in
   // the CPU's cache).
   for (runtime::DeviceCache *dc : fn_->device_caches())
-    for (runtime::CacheEntry *e : dc->kernels.entries())
-      if (runtime::LoadedKernel *k = e->ready.load(); k && &k->compiled == r.kernel)
+    for (const auto &k : dc->kernels.loaded())
+      if (&k->compiled == r.kernel)
         return runtime::specialization_data(*fn_, k->specs, k->compiled.options, k->compiled.key).dump();
-  throw ArgumentError(name() + ": that compiled kernel does not belong to this kernel");
+  throw ArgumentError(name() + ": that compiled kernel does not belong to this kernel, or the "
+                               "memory cache evicted it (KILN_MEMORY_CACHE_MAX); launch or warm "
+                               "it up again first");
 }
 
 LaunchResult Kernel::preload(std::string_view json) const {

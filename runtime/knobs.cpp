@@ -83,6 +83,9 @@ Knobs Knobs::from_env() {
   k.always_compile = env_bool("KILN_ALWAYS_COMPILE");
   k.keep_stages = env_bool("KILN_KEEP_STAGES");
   k.print_autotuning = env_bool("KILN_PRINT_AUTOTUNING");
+  // 0 is no bound, as KILN_CACHE_MAX_BYTES's; the top keeps table sizes
+  // clear of overflow.
+  k.memory_cache_max = env_uint_in("KILN_MEMORY_CACHE_MAX", 0, 0, uint64_t{1} << 32);
   if (const char *p = env("KILN_PATH")) {
     std::string_view rest = p;
     while (!rest.empty()) {

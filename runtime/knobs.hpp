@@ -27,6 +27,9 @@ struct Knobs {
   /// (tile IR, LLVM IR, PTX: tens of KB each); off, they keep the binary
   /// and metadata only (KILN_DUMP_DIR and compile_only still see every stage).
   bool keep_stages = false;
+  /// KILN_MEMORY_CACHE_MAX: at most this many compiled kernels per kernel
+  /// and device in memory, least recently used evicted first (0: no bound).
+  uint64_t memory_cache_max = 0;
   bool print_autotuning = false;    ///< KILN_PRINT_AUTOTUNING: the chosen config and each config's time, on stderr
   /// KILN_PATH (':'-separated): more folders where a kernel file's
   /// `import x` / `from x import f` finds other kernel files.

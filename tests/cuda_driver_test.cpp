@@ -255,6 +255,100 @@ TEST_CASE("cuda driver: driver errors become messages") {
   CHECK_THROWS_WITH_AS(driver.load(cpu, 0), doctest::Contains("not for a GPU"), kiln::RuntimeError);
 }
 
+namespace {
+
+/// The fake's device memory for the debug bounds record (32 bytes).
+alignas(8) unsigned char fake_record[32];
+/// What the fake kernel does in a debug launch: nothing, or claim the
+/// record as the kernel's first out-of-bounds access would.
+bool fake_kernel_violates = false;
+/// The by-value parameters the fake saw after the three arguments.
+std::vector<int64_t> seen_extents;
+CUdeviceptr seen_record = 0;
+int syncs = 0;
+
+CudaApi debug_api() {
+  CudaApi a = fake_api();
+  a.MemAlloc = [](CUdeviceptr *p, size_t n) {
+    REQUIRE(n == sizeof fake_record);
+    *p = reinterpret_cast<CUdeviceptr>(fake_record);
+    return CUDA_SUCCESS;
+  };
+  a.MemFree = [](CUdeviceptr) { return CUDA_SUCCESS; };
+  a.MemcpyHtoD = [](CUdeviceptr d, const void *h, size_t n) {
+    std::memcpy(reinterpret_cast<void *>(d), h, n);
+    return CUDA_SUCCESS;
+  };
+  a.MemcpyDtoH = [](void *h, CUdeviceptr d, size_t n) {
+    std::memcpy(h, reinterpret_cast<const void *>(d), n);
+    return CUDA_SUCCESS;
+  };
+  a.StreamSynchronize = [](CUstream) {
+    ++syncs;
+    return CUDA_SUCCESS;
+  };
+  a.LaunchKernel = [](CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                      unsigned, CUstream, void **params, void **) {
+    seen_extents.clear();
+    for (int i = 3; i < 6; ++i)
+      seen_extents.push_back(*static_cast<int64_t *>(params[i]));
+    seen_record = *static_cast<CUdeviceptr *>(params[6]);
+    if (fake_kernel_violates) {
+      // {claimed, argument, line, is_store, offset, extent}: a store through
+      // argument 1 at line 9, 64 bytes into a 64-byte tensor.
+      const int32_t head[4] = {1, 1, 9, 1};
+      const int64_t where[2] = {64, 64};
+      auto *rec_bytes = reinterpret_cast<unsigned char *>(seen_record);
+      std::memcpy(rec_bytes, head, sizeof head);
+      std::memcpy(rec_bytes + 16, where, sizeof where);
+    }
+    return CUDA_SUCCESS;
+  };
+  return a;
+}
+
+} // namespace
+
+TEST_CASE("cuda driver: a debug launch passes the tensor sizes and a device record, and reports "
+          "the kernel's out-of-bounds access as the CPU does") {
+  rec = Recorder{};
+  std::memset(fake_record, 0xff, sizeof fake_record);
+  fake_kernel_violates = false;
+  syncs = 0;
+  const CudaApi api = debug_api();
+  kiln::runtime::CudaDriver driver(api);
+  kiln::CompiledKernel k = fake_cubin();
+  k.options.debug = true;
+  k.params = {{"x_ptr", kiln::DType::f32, true},
+              {"y_ptr", kiln::DType::f32, true},
+              {"n", kiln::DType::i32, false}};
+  auto bin = driver.load(k, 0);
+  CHECK(fake_record[0] == 0); // allocated and cleared at load
+
+  float *x = reinterpret_cast<float *>(0x1000), *y = reinterpret_cast<float *>(0x2000);
+  int32_t n = 16;
+  int64_t extents[3] = {64, 128, -1};
+  void *args[] = {&x, &y, &n, extents};
+  driver.launch(*bin, kiln::Grid{1}, args, nullptr);
+  CHECK(seen_extents == std::vector<int64_t>{64, 128, -1});
+  CHECK(seen_record == reinterpret_cast<CUdeviceptr>(fake_record));
+  CHECK(syncs == 1); // the record is read after the kernel finished
+
+  fake_kernel_violates = true;
+  CHECK_THROWS_WITH_AS(driver.launch(*bin, kiln::Grid{1}, args, nullptr),
+                       "out-of-bounds store in kernel 'add_kernel' at line 9 through argument "
+                       "'y_ptr': byte offset 64 of a tensor of 64 bytes",
+                       kiln::RuntimeError);
+  // The record was cleared for the next launch, which runs clean.
+  fake_kernel_violates = false;
+  driver.launch(*bin, kiln::Grid{1}, args, nullptr);
+
+  // A launch that gives no sizes (a null array) checks nothing: all -1.
+  void *no_sizes[] = {&x, &y, &n, nullptr};
+  driver.launch(*bin, kiln::Grid{1}, no_sizes, nullptr);
+  CHECK(seen_extents == std::vector<int64_t>{-1, -1, -1});
+}
+
 TEST_CASE("cuda driver: the real driver, where there is one") {
   std::string why;
   const CudaApi *api = CudaApi::load(&why);
@@ -290,5 +384,33 @@ def add_one(x_ptr, n, BLOCK: tl.constexpr):
   buf.copy_to_host(host.data(), 100 * sizeof(float));
   CHECK(host[0] == 2.0f);
   CHECK(host[99] == 2.0f);
+
+  // Debug mode on the GPU (issue 17.8): a store past the tensor's end is an
+  // error naming kernel, line and argument, and is not made (the element
+  // after it keeps its value); the record is clean for the next launch.
+  const kiln::Module oob = kiln::Module::from_string(R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def past_end(x_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, offs * 1.0)
+)",
+                                                     "past_end.py");
+  kiln::Buffer big = kiln::Buffer::allocate({kiln::Backend::cuda, 0}, 128 * sizeof(float));
+  std::vector<float> sentinel(128, -7.0f);
+  big.copy_from_host(sentinel.data(), 128 * sizeof(float));
+  CHECK_THROWS_WITH_AS(oob.kernel("past_end")[{1}](big.tensor(kiln::DType::f32, {100}),
+                                                   kiln::arg("BLOCK", 128),
+                                                   kiln::arg("debug", true)),
+                       doctest::Contains("out-of-bounds store in kernel 'past_end' at line 8 "
+                                         "through argument 'x_ptr': byte offset "),
+                       kiln::RuntimeError);
+  big.copy_to_host(sentinel.data(), 128 * sizeof(float));
+  CHECK(sentinel[99] == 99.0f);
+  CHECK(sentinel[100] == -7.0f);
+  oob.kernel("past_end")[{1}](big.tensor(kiln::DType::f32, {128}), kiln::arg("BLOCK", 128),
+                              kiln::arg("debug", true));
   kiln::set_device({kiln::Backend::cpu, 0});
 }

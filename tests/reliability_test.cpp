@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -15,12 +16,14 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <kiln/kiln.hpp>
 
+#include "async/job.hpp"
 #include "compiler/target.hpp"
 #include "runtime/jit_function.hpp"
 #include "tests/text_checks.hpp"
@@ -515,6 +518,121 @@ TEST_CASE("issue 17.5: KILN_KEEP_STAGES=1 keeps the stage texts in memory") {
   check_child("child: KILN_KEEP_STAGES=1 keeps stage texts", "llir kept: 1", "KILN_KEEP_STAGES=1");
 }
 
+// KILN_MEMORY_CACHE_MAX=3 (set by the test below): twelve launches of six
+// specializations evict and recompile, and every result is right; a
+// LaunchResult keeps its kernel after the table evicted it.
+TEST_CASE("child: many specializations under a small KILN_MEMORY_CACHE_MAX") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "bounded.py");
+  kiln::Kernel k = m.kernel("fill");
+  kiln::runtime::KernelCache &table = k.impl()->device_cache(kiln::Device{}).kernels;
+  std::vector<kiln::LaunchResult> kept;
+  long wrong = 0;
+  size_t most = 0;
+  for (int round = 0; round < 2; ++round)
+    for (int b = 0; b < 6; ++b) {
+      const int block = 4 << b, n = 100 * round + b;
+      std::vector<int32_t> out(static_cast<size_t>(block), -1);
+      kept.push_back(k[1](out.data(), n, kiln::arg("BLOCK", block)));
+      for (int32_t v : out)
+        wrong += v != n;
+      most = std::max(most, table.size());
+    }
+  for (const kiln::LaunchResult &r : kept)
+    wrong += r.kernel->name != "fill" || r.kernel->binary.empty();
+  // Six kernels through three places: at least three evictions.
+  std::printf("most %zu evictions %s wrong %ld\n", most,
+              table.evictions() >= 3 ? "enough" : "too few", wrong);
+}
+
+TEST_CASE("issue 17.5: KILN_MEMORY_CACHE_MAX bounds the memory cache; results stay right") {
+  check_child("child: many specializations under a small KILN_MEMORY_CACHE_MAX",
+              "most 3 evictions enough wrong 0", "KILN_MEMORY_CACHE_MAX=3");
+}
+
+// KILN_MEMORY_CACHE_MAX=2: four threads launch one specialization over and
+// over (lock-free hits, each in a read section) while a fifth keeps missing
+// with others, so the table evicts under them. Run under ASan, a kernel freed
+// under a launch is a use after free.
+TEST_CASE("child: launches while the memory cache evicts") {
+  if (!in_child())
+    return;
+  kiln::Module m = kiln::Module::from_string(int32_kernel(), "evicting.py");
+  kiln::Kernel k = m.kernel("fill");
+  std::atomic<bool> stop{false};
+  std::atomic<long> launches{0}, wrong{0};
+  std::vector<std::thread> hot;
+  for (int t = 0; t < 4; ++t)
+    hot.emplace_back([&, t] {
+      int32_t out[16];
+      for (int i = 0; !stop; ++i) {
+        const int n = t * 1000 + i % 1000;
+        const kiln::LaunchResult r = k[1](out, n, kiln::arg("BLOCK", 16));
+        for (int32_t v : out)
+          wrong += v != n;
+        wrong += r.kernel->name != "fill";
+        ++launches;
+      }
+    });
+  int32_t out[128];
+  for (int i = 0; i < 12; ++i) {
+    const int block = 32 << (i % 3);
+    k[1](out, i, kiln::arg("BLOCK", block));
+    for (int j = 0; j < block; ++j)
+      wrong += out[j] != i;
+  }
+  stop = true;
+  for (auto &th : hot)
+    th.join();
+  const kiln::runtime::KernelCache &table = k.impl()->device_cache(kiln::Device{}).kernels;
+  // The bound yields only while every entry is in use (each hot thread may
+  // pin one while it recompiles its evicted kernel).
+  std::printf("launches %s evictions %s size %s wrong %ld\n", launches > 0 ? "some" : "none",
+              table.evictions() > 0 ? "some" : "none", table.size() <= 2 + 4 ? "bounded" : "grown",
+              wrong.load());
+}
+
+TEST_CASE("issue 17.5: a kernel launched concurrently while the memory cache evicts is not "
+          "freed under the launch") {
+  check_child("child: launches while the memory cache evicts",
+              "launches some evictions some size bounded wrong 0", "KILN_MEMORY_CACHE_MAX=2");
+}
+
+TEST_CASE("issue 17.5: a bad KILN_MEMORY_CACHE_MAX is a clear error, not a crash") {
+  const std::string file = write_temp("knob.py", int32_kernel());
+  for (const char *bad : {"ten", "-1", "99999999999"}) {
+    CAPTURE(bad);
+    const Child c = shell(std::string("env KILN_MEMORY_CACHE_MAX=") + bad + " '" KILN_BIN "' run " +
+                          file + " fill --grid 1 x_ptr=zeros:16:i32 n=3 BLOCK=16");
+    INFO(c.output);
+    CHECK(c.status != 0);
+    CHECK(c.status < 128); // an error exit, not a signal
+    CHECK(contains(c.output, "KILN_MEMORY_CACHE_MAX"));
+  }
+}
+
+// Issue 17.5: a scope's compile jobs, failed ones included, are freed when
+// it ends (nothing keeps them in a cycle), so scope after scope does not grow.
+TEST_CASE("issue 17.5: an async compile scope's jobs are released when the scope ends") {
+  kiln::Module m =
+      kiln::Module::from_string(int32_kernel() + "\n\n" + failing_kernel(), "scopes.py");
+  kiln::Kernel fill = m.kernel("fill"), bad = m.kernel("f");
+  std::vector<std::weak_ptr<kiln::async::Job>> jobs;
+  for (int i = 0; i < 3; ++i) {
+    kiln::AsyncCompileMode mode(kiln::AsyncCompileMode::Config{2, /*ignore_errors=*/true});
+    int32_t out[64] = {};
+    const kiln::LaunchResult good = fill.warmup_with(out, 5, kiln::arg("BLOCK", 16 << i));
+    const kiln::LaunchResult failing = bad.warmup_with(out, kiln::arg("N", 1));
+    REQUIRE(good.future.valid());
+    REQUIRE(failing.future.valid());
+    jobs.push_back(good.future.job());
+    jobs.push_back(failing.future.job());
+  }
+  for (const auto &j : jobs)
+    CHECK(j.expired());
+}
+
 namespace {
 
 long rss_kb() {
@@ -555,7 +673,8 @@ TEST_CASE("child: stress of 16 threads over sync and async scopes, failing specs
   const char *seconds = std::getenv("KILN_STRESS_SECONDS");
   if (!in_child() || !seconds)
     return;
-  std::atomic<long> launches{0}, failures{0}, wrong{0}, hook_calls{0}, compiles{0}, scopes{0};
+  std::atomic<long> launches{0}, failures{0}, wrong{0}, hook_calls{0}, compiles{0}, scopes{0},
+      evictions{0};
   // Set around some launches: the cache hook then warms that same key
   // from inside itself (re-entrant, once).
   thread_local std::function<void()> reenter;
@@ -635,6 +754,11 @@ TEST_CASE("child: stress of 16 threads over sync and async scopes, failing specs
           reenter = nullptr;
         }
       }
+      // With KILN_MEMORY_CACHE_MAX, what the bounded tables of this thread's
+      // long-lived module evicted.
+      for (const char *name : {"fill", "f"})
+        evictions += static_cast<long>(
+            shared.kernel(name).impl()->device_cache(kiln::Device{}).kernels.evictions());
     });
   for (auto &th : threads)
     th.join();
@@ -643,9 +767,9 @@ TEST_CASE("child: stress of 16 threads over sync and async scopes, failing specs
   kiln::hooks().jit_cache_hook = nullptr;
   kiln::hooks().jit_post_compile_hook = nullptr;
   std::printf("done: launches %ld failures %ld wrong %ld compiles %ld hook calls %ld scopes %ld "
-              "rss %ld KB\n",
+              "evictions %ld rss %ld KB\n",
               launches.load(), failures.load(), wrong.load(), compiles.load(), hook_calls.load(),
-              scopes.load(), rss_kb());
+              scopes.load(), evictions.load(), rss_kb());
 }
 
 TEST_CASE("issue 17.8: in debug mode an out-of-bounds store is an error naming kernel, line, "

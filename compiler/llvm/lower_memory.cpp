@@ -52,9 +52,9 @@ auto Lowering::guarded(llvm::Value *cond, const std::function<llvm::Value *()> &
   return phi;
 }
 
-auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, DType et,
+auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, int64_t bytes,
                          llvm::Value *mask) -> llvm::Value * {
-  if (distributed_ || !extents_ || fn_ != scratch_fn_)
+  if (distributed_ ? !gpu_record_ || fn_ != gpu_kernel_fn_ : !extents_ || fn_ != scratch_fn_)
     return nullptr;
   // The parameter the pointer is an offset of; unknown through anything
   // else (a select, a loaded pointer): not checked.
@@ -79,10 +79,11 @@ auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr,
     return nullptr;
   const size_t param = static_cast<size_t>(at - k.body.args.begin());
   llvm::Type *i64 = b_.getInt64Ty();
-  llvm::Value *extent = b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, extents_, param));
+  llvm::Value *extent =
+      distributed_ ? gpu_extents_[param]
+                   : b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, extents_, param));
   llvm::Value *offset =
       b_.CreateSub(b_.CreatePtrToInt(ptr, i64), b_.CreatePtrToInt(scalar(v), i64));
-  const int64_t bytes = static_cast<int64_t>(dtype_size(et));
   llvm::Value *inside =
       b_.CreateAnd(b_.CreateICmpSGE(offset, b_.getInt64(0)),
                    b_.CreateICmpSLE(b_.CreateAdd(offset, b_.getInt64(bytes)), extent));
@@ -90,11 +91,23 @@ auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr,
   llvm::Value *bad = b_.CreateNot(ok);
   if (mask)
     bad = b_.CreateAnd(bad, mask);
+  const bool store = access[0] == 's';
+  if (distributed_)
+    record_out_of_bounds_gpu(bad, param, op.loc.line, store, offset, extent);
+  else
+    record_out_of_bounds_cpu(bad, access, param, op.loc.line, offset, extent);
+  return mask ? b_.CreateAnd(ok, mask) : ok;
+}
+
+auto Lowering::record_out_of_bounds_cpu(llvm::Value *bad, const char *access, size_t param,
+                                        uint32_t line, llvm::Value *offset, llvm::Value *extent)
+    -> void {
+  const ir::Function &k = prog_.kernel();
   const std::string name =
       param < k.param_names.size() ? k.param_names[param] : std::to_string(param);
   llvm::Constant *msg = b_.CreateGlobalStringPtr(
       "out-of-bounds " + std::string(access) + " in kernel '" + k.name + "' at line " +
-          std::to_string(op.loc.line) + " through argument '" + name + "'",
+          std::to_string(line) + " through argument '" + name + "'",
       "kiln.oob.msg");
   guarded(
       bad,
@@ -122,7 +135,37 @@ auto Lowering::bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr,
             nullptr);
       },
       nullptr);
-  return mask ? b_.CreateAnd(ok, mask) : ok;
+}
+
+auto Lowering::record_out_of_bounds_gpu(llvm::Value *bad, size_t param, uint32_t line, bool store,
+                                        llvm::Value *offset, llvm::Value *extent) -> void {
+  guarded(
+      bad,
+      [&]() -> llvm::Value * {
+        // The device record (lower_tile_ir.hpp): the first violating thread
+        // of the whole grid claims it with atom.exch and fills it; the host
+        // reads it after the kernel has finished, so no ordering is needed
+        // among the fields. Device memory cannot hold a host string: the
+        // host builds the message from the argument index and line.
+        auto field = [&](int64_t at) {
+          return b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), gpu_record_, at);
+        };
+        llvm::Value *claimed =
+            b_.CreateAtomicRMW(llvm::AtomicRMWInst::Xchg, gpu_record_, b_.getInt32(1),
+                               llvm::Align(4), llvm::AtomicOrdering::Monotonic);
+        return guarded(
+            b_.CreateICmpEQ(claimed, b_.getInt32(0)),
+            [&]() -> llvm::Value * {
+              b_.CreateStore(b_.getInt32(static_cast<uint32_t>(param)), field(4));
+              b_.CreateStore(b_.getInt32(line), field(8));
+              b_.CreateStore(b_.getInt32(store ? 1 : 0), field(12));
+              b_.CreateAlignedStore(offset, field(16), llvm::Align(8));
+              b_.CreateAlignedStore(extent, field(24), llvm::Align(8));
+              return nullptr;
+            },
+            nullptr);
+      },
+      nullptr);
 }
 
 auto Lowering::vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask)
@@ -258,6 +301,10 @@ auto Lowering::load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_ran
                            : (first = at_slot(g, [&] { return element(ptr, idx[g]); }));
       llvm::Value *mk =
           and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, in_range);
+      // Debug: a group outside its tensor is not read (whole vectors: a
+      // mask is constant over each).
+      if (llvm::Value *ok = bounds_ok(op, "load", p, v * int64_t(dtype_size(et.elem)), mk))
+        mk = ok;
       std::vector<llvm::Value *> others;
       for (int64_t j = 0; j < v; ++j)
         others.push_back(other ? at_slot(g + j, [&] { return element(other, idx[g + j]); })
@@ -296,6 +343,8 @@ auto Lowering::lower_store_gpu(const ir::Op &op) -> void {
       llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
       llvm::Value *mk =
           and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, own);
+      if (llvm::Value *ok = bounds_ok(op, "store", p, v * int64_t(dtype_size(et)), mk)) // debug
+        mk = ok;
       std::vector<llvm::Value *> vals;
       for (int64_t j = 0; j < v; ++j)
         vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
@@ -392,7 +441,7 @@ auto Lowering::lower_load(const ir::Op &op) -> void {
     llvm::Value *v;
     llvm::Value *mask = has_mask ? element(op.operands[1], idx) : nullptr;
     if (llvm::Value *ok =
-            bounds_ok(op, "load", ptr, et.elem, mask)) // debug: outside its tensor, not read
+            bounds_ok(op, "load", ptr, static_cast<int64_t>(dtype_size(et.elem)), mask)) // debug
       mask = ok;
     if (mask) {
       llvm::Value *other =
@@ -428,7 +477,7 @@ auto Lowering::lower_store(const ir::Op &op) -> void {
     auto masked = [&] {
       llvm::Value *m = has_mask ? element(op.operands[2], idx) : nullptr;
       if (llvm::Value *ok =
-              bounds_ok(op, "store", ptr, et, m)) // debug: outside its tensor, not written
+              bounds_ok(op, "store", ptr, static_cast<int64_t>(dtype_size(et)), m)) // debug
         m = ok;
       if (!m) {
         store();

@@ -339,12 +339,19 @@ private:
   /// skip it and read no old value).
   void lower_atomic_gpu(const ir::Op &op);
 
-  /// CPU, debug: where `ptr` (an element of op's pointer, its access of
-  /// `et`) is an offset of a kernel parameter whose tensor size the launch
-  /// gave, whether it lies inside (and `mask` holds, when given); a failure
-  /// is recorded for the driver to report. Null where nothing is checked.
-  llvm::Value *bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, DType et,
+  /// Debug: where `ptr` (an element or vector of op's pointer, an access
+  /// of `bytes`) is an offset of a kernel parameter whose tensor size the
+  /// launch gave, whether it lies inside (and `mask` holds, when given); a
+  /// failure is recorded for the driver to report. Null where nothing is
+  /// checked.
+  llvm::Value *bounds_ok(const ir::Op &op, const char *access, llvm::Value *ptr, int64_t bytes,
                          llvm::Value *mask);
+  /// Where `bad` holds: the first failure fills the launch's record (CPU:
+  /// the assert record with a message; GPU: the device record by atom.exch).
+  void record_out_of_bounds_cpu(llvm::Value *bad, const char *access, size_t param, uint32_t line,
+                                llvm::Value *offset, llvm::Value *extent);
+  void record_out_of_bounds_gpu(llvm::Value *bad, size_t param, uint32_t line, bool store,
+                                llvm::Value *offset, llvm::Value *extent);
 
   void lower_load(const ir::Op &op);
 
@@ -630,6 +637,11 @@ private:
   std::unordered_map<const ir::Op *, std::string> op_notes_;
   llvm::Value *assert_record_ = nullptr; ///< the launch's assert record (CPU)
   llvm::Value *extents_ = nullptr; ///< debug (CPU): the arguments' tensor sizes, from the record
+  /// Debug (GPU): each parameter's tensor size (by-value kernel parameters
+  /// after the arguments), the device record after them, and the kernel.
+  std::vector<llvm::Value *> gpu_extents_;
+  llvm::Value *gpu_record_ = nullptr;
+  llvm::Function *gpu_kernel_fn_ = nullptr;
   // CPU: buffers beyond the stack's share live at fixed offsets of the
   // program's scratch memory (see alloc_buffer).
   static constexpr int kMaxLazyCost = 256; ///< a lazy tree bigger than this is materialized

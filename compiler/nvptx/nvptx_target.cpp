@@ -520,6 +520,14 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
   std::vector<llvm::Type *> params;
   for (const ir::Value *p : k.body.args)
     params.push_back(p->type.pointer ? b_.getPtrTy() : l_.mem_type(p->type.elem));
+  // Debug: each parameter's tensor size in bytes (-1: unknown), then the
+  // out-of-bounds record (lower_tile_ir.hpp), as extra kernel parameters:
+  // by value, so a launch copies nothing to the device for them.
+  const size_t n = k.body.args.size();
+  if (l_.opts_.debug) {
+    params.insert(params.end(), n, b_.getInt64Ty());
+    params.push_back(b_.getPtrTy());
+  }
   auto *ty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   llvm::Function *fn =
       llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
@@ -543,7 +551,13 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
   l_.lane64_ = b_.CreateAnd(l_.tid64_, b_.getInt64(31));
   l_.warp64_ = b_.CreateLShr(l_.tid64_, b_.getInt64(5));
   l_.prologue_ = b_.GetInsertBlock();
-  for (size_t i = 0; i < k.body.args.size(); ++i) {
+  if (l_.opts_.debug) {
+    for (size_t i = 0; i < n; ++i)
+      l_.gpu_extents_.push_back(fn->getArg(static_cast<unsigned>(n + i)));
+    l_.gpu_record_ = fn->getArg(static_cast<unsigned>(2 * n));
+    l_.gpu_kernel_fn_ = fn;
+  }
+  for (size_t i = 0; i < n; ++i) {
     const ir::Value *p = k.body.args[i];
     llvm::Value *v = fn->getArg(static_cast<unsigned>(i));
     if (!p->type.pointer)

@@ -43,7 +43,8 @@ struct LaunchResult {
   FutureKernel future;
   /// Keeps `kernel` valid for as long as this result lives, even when the
   /// Module and Kernel it came from were temporaries
-  /// (`kiln::Module::from_string(src).kernel("k")[{1}](x)`).
+  /// (`kiln::Module::from_string(src).kernel("k")[{1}](x)`) or a bounded
+  /// memory cache (KILN_MEMORY_CACHE_MAX) has evicted it since.
   std::shared_ptr<const void> owner = nullptr;
 };
 
