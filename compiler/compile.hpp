@@ -3,6 +3,7 @@
 // call from many threads at once (each compile has its own LLVMContext).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,12 @@ struct CompileRequest {
   /// (`<name>.<id>/`), then at the top. Throws CompileError for a file
   /// LLVM cannot parse.
   std::string override_dir;
+  /// When set, asked between stages and before the long steps inside them
+  /// (lowering, O3, code generation): false stops the compile (its result
+  /// is no longer wanted: the remote cache had the binary), every later
+  /// stage does nothing, and stopped() says so. It may block (a fleet's
+  /// single flight waits there for another machine's compile).
+  std::function<bool()> proceed;
 };
 
 struct CompileOutput {
@@ -60,7 +67,9 @@ public:
   void codegen();
   /// Stage `i` of kStages.
   void run_stage(int i);
-  /// The result, after every stage ran.
+  /// Whether CompileRequest::proceed stopped the compile.
+  bool stopped() const;
+  /// The result, after every stage ran, unless stopped().
   CompileOutput take();
 
 private:
