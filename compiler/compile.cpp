@@ -199,7 +199,7 @@ struct Compilation::State {
   bool gpu() const { return r.target.kind == Target::Kind::Cuda; }
   /// Asks CompileRequest::proceed; false once it said no.
   bool go() {
-    if (!stopped && r.proceed && !r.proceed())
+    if (!stopped && r.proceed && !r.proceed(true))
       stopped = true;
     return !stopped;
   }
@@ -259,9 +259,15 @@ void Compilation::optimize() {
   s.timer.stage("llir");
   if (!s.r.dump_dir.empty())
     s.unoptimized = llvmgen::print_module(*s.mod);
-  if (!s.go()) // O3 is the longest step of most compiles
+  if (!s.go())
     return;
-  llvmgen::optimize(*s.mod, *s.tm);
+  // O3 is the longest step of most compiles: it is asked before each pass.
+  std::function<bool()> stop;
+  if (s.r.proceed)
+    stop = [&] { return s.stopped = s.stopped || !s.r.proceed(false); };
+  llvmgen::optimize(*s.mod, *s.tm, stop);
+  if (s.stopped)
+    return;
   llvmgen::throw_collected(s.ctx, "optimization");
   k.stages["llir"] = llvmgen::print_module(*s.mod);
   if (!s.r.override_dir.empty())

@@ -34,11 +34,13 @@ struct CompileRequest {
   /// LLVM cannot parse.
   std::string override_dir;
   /// When set, asked between stages and before the long steps inside them
-  /// (lowering, O3, code generation): false stops the compile (its result
-  /// is no longer wanted: the remote cache had the binary), every later
-  /// stage does nothing, and stopped() says so. It may block (a fleet's
-  /// single flight waits there for another machine's compile).
-  std::function<bool()> proceed;
+  /// (lowering, code generation) with `may_wait` true, and before each pass
+  /// of the optimizer with false (then it must answer at once): false stops
+  /// the compile (its result is no longer wanted: the remote cache had the
+  /// binary), every later stage does nothing, and stopped() says so. With
+  /// `may_wait` it may block (a fleet's single flight waits there for
+  /// another machine's compile).
+  std::function<bool(bool may_wait)> proceed;
 };
 
 struct CompileOutput {

@@ -45,10 +45,10 @@ class PendingGet {
 public:
   virtual ~PendingGet() = default;
   /// Whether the entry has arrived (then take() it). Does not wait for the
-  /// answer, except while another machine holds the key's claim (it is
-  /// compiling the key): then it waits, up to the level's bound, for that
-  /// machine's entry, so that a fleet compiles a key once.
-  virtual bool arrived() = 0;
+  /// answer, except, with `may_wait`, while another machine holds the key's
+  /// claim (it is compiling the key): then it waits, up to the level's
+  /// bound, for that machine's entry, so that a fleet compiles a key once.
+  virtual bool arrived(bool may_wait = true) = 0;
   /// The entry, once arrived() said so; only once.
   virtual CachedKernel take() = 0;
 };

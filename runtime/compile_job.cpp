@@ -75,9 +75,9 @@ bool CompileJob::find_in_levels() {
   return false;
 }
 
-bool CompileJob::remote_arrived() {
+bool CompileJob::remote_arrived(bool may_wait) {
   for (auto &[i, p] : pending_)
-    if (p->arrived()) {
+    if (p->arrived(may_wait)) {
       found(i, p->take());
       return true;
     }
@@ -110,7 +110,7 @@ void CompileJob::look_up() {
   req.globals = &globals.own;
   req.other_globals = &globals.others;
   if (!pending_.empty())
-    req.proceed = [this] { return !remote_arrived(); };
+    req.proceed = [this](bool may_wait) { return !remote_arrived(may_wait); };
   compilation_.emplace(std::move(req));
 }
 

@@ -57,7 +57,7 @@ private:
   bool find_in_levels();
   /// Whether a look-up running alongside the compile has found the key
   /// (then found_ holds it); the compile's CompileRequest::proceed.
-  bool remote_arrived();
+  bool remote_arrived(bool may_wait = true);
 
   std::optional<CachedKernel> found_;
   std::vector<std::unique_ptr<KeyLock>> locks_;

@@ -61,10 +61,11 @@ class RedisCache::Handle final : public PendingGet {
 public:
   Handle(RedisCache &cache, std::shared_ptr<Lookup> l) : cache_(cache), l_(std::move(l)) {}
   ~Handle() override { cache_.abandon(l_); }
-  bool arrived() override {
+  bool arrived(bool may_wait) override {
     std::unique_lock lock(l_->mutex);
     // The cache's thread ends a peer's wait by its bound (or at stop).
-    l_->changed.wait(lock, [&] { return l_->state != Lookup::State::peer; });
+    if (may_wait)
+      l_->changed.wait(lock, [&] { return l_->state != Lookup::State::peer; });
     return l_->state == Lookup::State::hit;
   }
   CachedKernel take() override {
