@@ -195,7 +195,14 @@ struct Compilation::State {
   std::unique_ptr<llvm::Module> mod;
   std::string unoptimized;
   bool inline_asm = false; ///< the kernel runs the user's PTX (tl.inline_asm_elementwise)
+  bool stopped = false;    ///< CompileRequest::proceed said no
   bool gpu() const { return r.target.kind == Target::Kind::Cuda; }
+  /// Asks CompileRequest::proceed; false once it said no.
+  bool go() {
+    if (!stopped && r.proceed && !r.proceed(true))
+      stopped = true;
+    return !stopped;
+  }
 };
 
 Compilation::Compilation(CompileRequest request) : s_(std::make_unique<State>(std::move(request))) {
@@ -220,6 +227,8 @@ Compilation::Compilation(Compilation &&) noexcept = default;
 
 void Compilation::frontend() {
   State &s = *s_;
+  if (!s.go())
+    return;
   s.gen = frontend::generate_ir(*s.r.function, s.r.params, *s.r.globals, s.r.other_globals,
                                 s.r.options, s.gpu());
   s.out.used_globals = std::move(s.gen->used_globals);
@@ -232,6 +241,8 @@ void Compilation::frontend() {
 void Compilation::optimize() {
   State &s = *s_;
   CompiledKernel &k = s.out.kernel;
+  if (!s.go())
+    return;
   s.tm = llvmgen::target_machine(s.r.target, s.r.options);
   llvmgen::LoweringResult lowered = llvmgen::lower_tile_ir(
       s.gen->program, s.r.options, s.gpu() ? llvmgen::LoweringTarget::Nvptx : llvmgen::LoweringTarget::Cpu, s.ctx,
@@ -248,7 +259,15 @@ void Compilation::optimize() {
   s.timer.stage("llir");
   if (!s.r.dump_dir.empty())
     s.unoptimized = llvmgen::print_module(*s.mod);
-  llvmgen::optimize(*s.mod, *s.tm);
+  if (!s.go())
+    return;
+  // O3 is the longest step of most compiles: it is asked before each pass.
+  std::function<bool()> stop;
+  if (s.r.proceed)
+    stop = [&] { return s.stopped = s.stopped || !s.r.proceed(false); };
+  llvmgen::optimize(*s.mod, *s.tm, stop);
+  if (s.stopped)
+    return;
   llvmgen::throw_collected(s.ctx, "optimization");
   k.stages["llir"] = llvmgen::print_module(*s.mod);
   if (!s.r.override_dir.empty())
@@ -269,6 +288,8 @@ void Compilation::optimize() {
 void Compilation::codegen() {
   State &s = *s_;
   CompiledKernel &k = s.out.kernel;
+  if (!s.go())
+    return;
   if (!s.gpu()) {
     k.binary = llvmgen::emit_object(*s.mod, *s.tm);
     llvmgen::throw_collected(s.ctx, "code generation");
@@ -310,6 +331,10 @@ void Compilation::run_stage(int i) {
   case 1: return optimize();
   default: return codegen();
   }
+}
+
+bool Compilation::stopped() const {
+  return s_->stopped;
 }
 
 CompileOutput Compilation::take() { return std::move(s_->out); }

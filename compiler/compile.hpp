@@ -3,6 +3,7 @@
 // call from many threads at once (each compile has its own LLVMContext).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,6 +34,14 @@ struct CompileRequest {
   /// (`<name>.<id>/`), then at the top. Throws CompileError for a file
   /// LLVM cannot parse.
   std::string override_dir;
+  /// When set, asked between stages and before the long steps inside them
+  /// (lowering, code generation) with `may_wait` true, and before each pass
+  /// of the optimizer with false (then it must answer at once): false stops
+  /// the compile (its result is no longer wanted: the remote cache had the
+  /// binary), every later stage does nothing, and stopped() says so. With
+  /// `may_wait` it may block (a fleet's single flight waits there for
+  /// another machine's compile).
+  std::function<bool(bool may_wait)> proceed;
 };
 
 struct CompileOutput {
@@ -63,7 +72,9 @@ public:
   void codegen();
   /// Stage `i` of kStages.
   void run_stage(int i);
-  /// The result, after every stage ran.
+  /// Whether CompileRequest::proceed stopped the compile.
+  bool stopped() const;
+  /// The result, after every stage ran, unless stopped().
   CompileOutput take();
 
 private:

@@ -1,7 +1,8 @@
 // One level of the persistent caches behind the in-memory table (DESIGN.md
 // section 5). A launch that misses memory asks each level in order (disk,
 // then remote) before it compiles, and stores what it compiled in every
-// level.
+// level. A level on the network (Redis) answers alongside the local compile
+// instead (start_get): whichever finishes first wins.
 #pragma once
 
 #include <memory>
@@ -36,6 +37,22 @@ public:
   virtual ~KeyLock() = default;
 };
 
+/// A look-up running alongside the local compile (CacheLevel::start_get).
+/// Dropping it abandons it (and lets other machines compile the key, if it
+/// had claimed it). Safe to use from one thread while the level's own
+/// threads answer it.
+class PendingGet {
+public:
+  virtual ~PendingGet() = default;
+  /// Whether the entry has arrived (then take() it). Does not wait for the
+  /// answer, except, with `may_wait`, while another machine holds the key's
+  /// claim (it is compiling the key): then it waits, up to the level's
+  /// bound, for that machine's entry, so that a fleet compiles a key once.
+  virtual bool arrived(bool may_wait = true) = 0;
+  /// The entry, once arrived() said so; only once.
+  virtual CachedKernel take() = 0;
+};
+
 /// Implementations are safe to call from several threads at once.
 class CacheLevel {
 public:
@@ -50,6 +67,14 @@ public:
   virtual void put(const std::string &key, const CachedKernel &entry) = 0;
   /// A lock other processes asking for `key` wait on (null: none).
   virtual std::unique_ptr<KeyLock> lock(const std::string &) { return nullptr; }
+  /// Starts a look-up that runs while the caller compiles (null: this level
+  /// answers get() at once, and is asked that way). Where the level can,
+  /// the look-up also claims the key for this process when nobody has it,
+  /// so that others wait for this compile (a fleet's single flight).
+  virtual std::shared_ptr<PendingGet> start_get(const std::string &) { return nullptr; }
+  /// Waits (within the level's deadlines) for writes still in flight: at
+  /// exit, so that what this process compiled reaches the others.
+  virtual void flush() {}
 
   /// Small text records kept beside the binaries under their own key space
   /// (`kind` "tuning": the autotuner's choices, runtime/tuning_cache.hpp).

@@ -1,5 +1,6 @@
 #include "runtime/compile_job.hpp"
 
+#include <algorithm>
 #include <set>
 
 #include "kiln/error.hpp"
@@ -34,6 +35,7 @@ template <class F> void CompileJob::guarded(F step) {
     step();
   } catch (...) {
     locks_.clear(); // never leave other processes waiting on a failed compile
+    pending_.clear();
     compilation_.reset();
     throw;
   }
@@ -59,35 +61,63 @@ std::shared_ptr<LoadedKernel> CompileJob::run() {
   return result();
 }
 
-bool CompileJob::find_in_levels(bool only_locked) {
+void CompileJob::found(size_t i, CachedKernel hit) {
+  source = levels[i]->source();
+  for (size_t j = 0; j < i; ++j) // a remote hit is written to disk too
+    levels[j]->put(key, hit);
+  found_ = std::move(hit);
+}
+
+bool CompileJob::find_in_levels() {
   for (size_t i = 0; i < levels.size(); ++i) {
-    if (only_locked && (i >= locks_.size() || !locks_[i]))
+    if (i >= locks_.size() || !locks_[i])
       continue;
-    std::optional<CachedKernel> hit = levels[i]->get(key);
-    if (!hit)
+    if (std::any_of(pending_.begin(), pending_.end(), [&](const auto &p) { return p.first == i; }))
       continue;
-    source = levels[i]->source();
-    for (size_t j = 0; j < i; ++j) // a remote hit is written to disk too
-      levels[j]->put(key, *hit);
-    found_ = std::move(hit);
-    return true;
+    if (std::optional<CachedKernel> hit = levels[i]->get(key)) {
+      found(i, std::move(*hit));
+      return true;
+    }
   }
   return false;
 }
 
+bool CompileJob::remote_arrived(bool may_wait) {
+  for (auto &[i, p] : pending_)
+    if (p->arrived(may_wait)) {
+      found(i, p->take());
+      return true;
+    }
+  return false;
+}
+
 void CompileJob::look_up() {
-  if (read_levels && find_in_levels(false))
-    return;
-  // Another process may be compiling this key: wait for it, then look again.
+  // In order; a level on the network (reached only after the disk missed)
+  // starts its look-up here and answers while the rest runs.
+  if (read_levels)
+    for (size_t i = 0; i < levels.size(); ++i) {
+      if (std::shared_ptr<PendingGet> p = levels[i]->start_get(key)) {
+        pending_.emplace_back(i, std::move(p));
+      } else if (std::optional<CachedKernel> hit = levels[i]->get(key)) {
+        found(i, std::move(*hit));
+        pending_.clear();
+        return;
+      }
+    }
+  // Another process on this machine may be compiling this key: wait for
+  // it, then look again.
   for (CacheLevel *l : levels)
     locks_.push_back(l->lock(key));
-  if (read_levels && find_in_levels(true)) {
+  if (read_levels && (find_in_levels() || remote_arrived())) {
     locks_.clear();
+    pending_.clear();
     return;
   }
   compiler::CompileRequest req = request;
   req.globals = &globals.own;
   req.other_globals = &globals.others;
+  if (!pending_.empty())
+    req.proceed = [this](bool may_wait) { return !remote_arrived(may_wait); };
   compilation_.emplace(std::move(req));
 }
 
@@ -97,7 +127,11 @@ void CompileJob::finish() {
     auto st = globals.states.find(mod);
     return st != globals.states.end() ? st->second : module->state_of(mod);
   };
+  if (compilation_ && compilation_->stopped()) // a remote hit came first: found_ holds it
+    compilation_.reset();
   if (found_) {
+    pending_.clear();
+    locks_.clear();
     lk->compiled = std::move(found_->kernel);
     for (StoredGlobal &g : found_->globals) {
       std::set<const frontend::ModuleInfo *> seen;
@@ -118,6 +152,8 @@ void CompileJob::finish() {
     }
     for (CacheLevel *l : levels)
       l->put(key, entry);
+    pending_
+        .clear(); // the compile came first: Redis is not waited for (its claim goes after the put)
     locks_.clear();
     lk->compiled = std::move(entry.kernel);
   }

@@ -1,7 +1,9 @@
 // One miss of the in-memory table, from compile key to loaded kernel: look
 // the key up in each persistent cache level, compile when none has it
 // (stage by stage, so the async pool can interleave many jobs), store the
-// result in every level, load it on the device.
+// result in every level, load it on the device. A level on the network
+// (Redis) is asked alongside the compile: its hit stops the compile at the
+// next stage boundary; a compile that ends first does not wait for it.
 #pragma once
 
 #include <memory>
@@ -54,11 +56,19 @@ private:
   template <class F> void guarded(F step);
   void look_up();
   void finish();
-  /// The first level that has the key, stored into the levels before it.
-  bool find_in_levels(bool only_locked);
+  /// Level `i`'s hit: what finish() loads, written to the levels before it.
+  void found(size_t i, CachedKernel hit);
+  /// The first locked level answering at once (not `pending_`) that has
+  /// the key.
+  bool find_in_levels();
+  /// Whether a look-up running alongside the compile has found the key
+  /// (then found_ holds it); the compile's CompileRequest::proceed.
+  bool remote_arrived(bool may_wait = true);
 
   std::optional<CachedKernel> found_;
   std::vector<std::unique_ptr<KeyLock>> locks_;
+  /// The look-ups running alongside the compile, by level.
+  std::vector<std::pair<size_t, std::shared_ptr<PendingGet>>> pending_;
   std::optional<compiler::Compilation> compilation_;
   std::shared_ptr<LoadedKernel> loaded_;
 };

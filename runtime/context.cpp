@@ -1,5 +1,7 @@
 #include "runtime/context.hpp"
 
+#include <cstdlib>
+
 #include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
@@ -58,12 +60,18 @@ std::vector<CacheLevel *> Context::cache_levels() {
                                                       knobs_.keep_stages));
       if (!knobs_.redis_url.empty()) {
         RedisCache::Config c;
-        c.url = RedisUrl::parse(knobs_.redis_url);
+        c.client.url = RedisUrl::parse(knobs_.redis_url);
+        c.client.connect_timeout = std::chrono::milliseconds(knobs_.redis_connect_timeout_ms);
+        c.client.request_timeout = std::chrono::milliseconds(knobs_.redis_timeout_ms);
         c.hmac_key = knobs_.cache_hmac_key;
-        c.connect_timeout = std::chrono::milliseconds(knobs_.redis_connect_timeout_ms);
-        c.request_timeout = std::chrono::milliseconds(knobs_.redis_timeout_ms);
         c.ttl = std::chrono::seconds(knobs_.redis_ttl_s);
         levels_.push_back(std::make_unique<RedisCache>(std::move(c)));
+        // Its writes are sent by its own thread: the last ones at exit (within
+        // its deadlines), or a short-lived process would share nothing.
+        std::atexit([] {
+          for (const auto &l : Context::get().levels_)
+            l->flush();
+        });
       }
     } catch (const Error &e) {
       levels_error_ = e.what();

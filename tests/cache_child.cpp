@@ -1,8 +1,10 @@
 // A second process for the cache tests: launches vector_add's add_kernel
 // once through whatever caches its environment names (KILN_CACHE_DIR, ...),
-// checks the result, and prints {"source": ..., "correct": ...}. Exit 0 when
+// checks the result, and prints {"source": ..., "correct": ..., "stages":
+// ...} (the stage texts the loaded kernel kept, comma-separated). Exit 0 when
 // the result is right, 1 when it is wrong, 2 on an error (printed).
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,8 +27,11 @@ int main(int argc, char **argv) {
     bool correct = true;
     for (int i = 0; i < n; ++i)
       correct = correct && out[i] == x[i] + y[i];
-    std::printf("{\"source\": \"%s\", \"correct\": %s}\n", kiln::binary_source_name(r.source),
-                correct ? "true" : "false");
+    std::string stages;
+    for (const auto &[stage, text] : r.kernel->stages)
+      stages += (stages.empty() ? "" : ",") + stage;
+    std::printf("{\"source\": \"%s\", \"correct\": %s, \"stages\": \"%s\"}\n",
+                kiln::binary_source_name(r.source), correct ? "true" : "false", stages.c_str());
     return correct ? 0 : 1;
   } catch (const std::exception &e) {
     std::printf("{\"error\": \"%s\"}\n", e.what());

@@ -48,6 +48,7 @@ inline std::string shell_output(const std::string &cmd, int *status = nullptr) {
 struct ChildResult {
   std::string source; ///< "compiled", "disk", "remote"; empty on an error
   bool correct = false;
+  std::string stages; ///< the stage texts the kernel kept, comma-separated
 };
 
 /// Every {"source": ..., "correct": ...} line of `out`, in order.
@@ -59,7 +60,12 @@ inline std::vector<ChildResult> child_results(const std::string &out) {
     ChildResult r;
     r.source = out.substr(pos, out.find('"', pos) - pos);
     const size_t end = out.find('}', pos);
-    r.correct = out.substr(pos, end - pos).find("\"correct\": true") != std::string::npos;
+    const std::string fields = out.substr(pos, end - pos);
+    r.correct = fields.find("\"correct\": true") != std::string::npos;
+    const std::string stages_tag = "\"stages\": \"";
+    if (const size_t s = fields.find(stages_tag); s != std::string::npos)
+      r.stages = fields.substr(s + stages_tag.size(),
+                               fields.find('"', s + stages_tag.size()) - s - stages_tag.size());
     results.push_back(r);
   }
   return results;

@@ -61,7 +61,7 @@ void prepare_module(llvm::Module &m, llvm::TargetMachine &tm) {
   m.setDataLayout(tm.createDataLayout());
 }
 
-void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
+void optimize(llvm::Module &m, llvm::TargetMachine &tm, const std::function<bool()> &stop) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -76,7 +76,14 @@ void optimize(llvm::Module &m, llvm::TargetMachine &tm) {
   pto.LoopVectorization = !gpu;
   pto.SLPVectorization = !gpu;
   pto.LoopUnrolling = true;
-  llvm::PassBuilder pb(&tm, pto);
+  llvm::PassInstrumentationCallbacks pic;
+  bool stopped = false;
+  if (stop)
+    pic.registerShouldRunOptionalPassCallback([&](llvm::StringRef, llvm::Any) {
+      stopped = stopped || stop();
+      return !stopped;
+    });
+  llvm::PassBuilder pb(&tm, pto, std::nullopt, stop ? &pic : nullptr);
 
   llvm::TargetLibraryInfoImpl tlii(triple);
   if (triple.isX86())

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +26,9 @@ void prepare_module(llvm::Module &m, llvm::TargetMachine &tm);
 
 /// CPU: the O3 pipeline with loop and SLP vectorization, math calls mapped
 /// to glibc's vector math library (libmvec). NVPTX: O2 without vectorizers.
-void optimize(llvm::Module &m, llvm::TargetMachine &tm);
+/// `stop`, when set, is asked before each pass: once it says true, the
+/// passes left are skipped (the result is no longer wanted).
+void optimize(llvm::Module &m, llvm::TargetMachine &tm, const std::function<bool()> &stop = {});
 
 std::vector<uint8_t> emit_object(llvm::Module &m, llvm::TargetMachine &tm);
 std::string emit_assembly(llvm::Module &m, llvm::TargetMachine &tm);

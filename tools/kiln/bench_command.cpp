@@ -325,14 +325,18 @@ struct CompileFigures {
 /// to after the binary is loaded, so it holds all a first launch in a new
 /// process pays (parsing, the runtime's and LLVM's set-up, compile, load).
 /// Prints "<wall ms> <compiler stages ms>" on stdout.
-void run_cold(const std::string &kernel, const std::string &shared, bool expect_disk) {
+/// `expect`: where the binary must come from ("compiled", "disk", "remote":
+/// bench/remote_bench runs it against a disk cache and Redis); `warm`:
+/// another kernel goes first, untimed (always, for a disk or remote hit).
+void run_cold(const std::string &kernel, const std::string &shared, const std::string &expect,
+              bool warm) {
   std::vector<Workload> all = compile_workloads();
   const auto w =
       std::find_if(all.begin(), all.end(), [&](const Workload &x) { return kernel == x.kernel; });
   if (w == all.end())
     throw UsageError("'" + kernel + "' is not one of the bench's kernels");
 
-  if (expect_disk) {
+  if (warm || expect != "compiled") {
     // The per-kernel cost, not the process's one-time set-up (the driver,
     // LLVM's targets, the JIT): another kernel goes first, untimed.
     const Module m = Module::from_file(kernel_file(shared, "vector_add.py"));
@@ -344,10 +348,9 @@ void run_cold(const std::string &kernel, const std::string &shared, bool expect_
   const auto t1 = Clock::now();
   const LaunchResult r = k.warmup(w->args);
   const double wall_ms = ms_since(t0), warmup_ms = ms_since(t1);
-  const BinarySource expected = expect_disk ? BinarySource::disk : BinarySource::compiled;
-  if (r.source != expected || r.kernel == nullptr)
-    throw RuntimeError(kernel + ": the run found its binary in " + binary_source_name(r.source) + ", not " +
-                       binary_source_name(expected));
+  if (binary_source_name(r.source) != expect || r.kernel == nullptr)
+    throw RuntimeError(kernel + ": the run found its binary in " + binary_source_name(r.source) +
+                       ", not " + expect);
   std::printf("%.6f %.6f %.6f", wall_ms, r.kernel->total_ms(), warmup_ms);
   for (const StageTime &t : r.kernel->times) // the plot's compile latency by stage
     std::printf(" %s=%.6f", t.stage.c_str(), t.ms);
@@ -878,14 +881,29 @@ void add_bench_command(CLI::App &app, CommonOptions &common) {
 
   // The child of `bench compile`: not for people, so hidden from --help
   // (CLI11 hides a subcommand whose group is empty).
-  auto cold = std::make_shared<std::pair<std::string, std::string>>();
-  auto disk = std::make_shared<bool>(false);
+  struct Cold {
+    std::string kernel, shared, expect = "compiled";
+    bool disk = false, warm = false, list = false;
+  };
+  auto cold = std::make_shared<Cold>();
   CLI::App *child = app.add_subcommand(kColdCommand, "internal: one cold compile of kiln bench");
   child->group("");
-  child->add_option("KERNEL", cold->first)->required();
-  child->add_option("--shared", cold->second);
-  child->add_flag("--disk", *disk, "expect a disk hit, not a compile");
-  child->callback([cold, disk] { run_cold(cold->first, find_shared_dir(cold->second), *disk); });
+  child->add_option("KERNEL", cold->kernel);
+  child->add_flag("--list", cold->list, "print the kernels' names, one a line");
+  child->add_option("--shared", cold->shared);
+  child->add_flag("--disk", cold->disk, "expect a disk hit, not a compile");
+  child->add_option("--expect", cold->expect, "where the binary must come from")
+      ->check(CLI::IsMember({"compiled", "disk", "remote"}));
+  child->add_flag("--warm", cold->warm, "another kernel goes first, untimed");
+  child->callback([cold] {
+    if (cold->list) {
+      for (const Workload &w : compile_workloads())
+        std::printf("%s\n", w.kernel);
+      return;
+    }
+    run_cold(cold->kernel, find_shared_dir(cold->shared), cold->disk ? "disk" : cold->expect,
+             cold->warm);
+  });
 }
 
 } // namespace kiln::cli
