@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
-"""Runs kiln's tensor-core workloads (kiln_bench_dot) and Triton 3.x on the
-same kernel files and the same data in one go, checks both against torch,
-and prints one table (TFLOP/s, and for each the max error).
+"""Runs Triton 3.x on the same kernel files and the same data as kiln's
+tensor-core workloads (`kiln bench dot`), checks both against torch, and
+prints one table (TFLOP/s, and for each the max error).
 matmul error: max |C - ref| / max |ref| with ref = fp32 torch.matmul of the
 same fp16 inputs (TF32 off); attention: max |O - ref| with ref = fp32 SDPA.
-usage: dot_report.py KILN_BENCH_DOT SHARED_DIR [--quick]"""
-import importlib.util, json, os, subprocess, sys, tempfile, time
+usage: dot_report.py RESULTS.json SHARED_DIR
+RESULTS.json: `kiln bench dot --backend cuda --data DIR --out RESULTS.json` (or
+`kiln bench all ...` with --data), made in the same device call; --data DIR
+holds the inputs and outputs this script reads."""
+import importlib.util, json, os, sys, tempfile, time
 
-bench, shared = sys.argv[1], sys.argv[2]
-quick = "--quick" in sys.argv
-out_dir = tempfile.mkdtemp(prefix="kiln_dot_")
-r = subprocess.run([bench, "--shared", shared, "--out", out_dir] + (["--quick"] if quick else []),
-                   capture_output=True, text=True, check=False)
-try:
-    k = json.loads(r.stdout)
-except ValueError:
-    print("kiln_bench_dot failed:", r.returncode, r.stdout[-2000:], r.stderr[-2000:])
+if len(sys.argv) != 3:
+    sys.exit(__doc__)
+results, shared = sys.argv[1], sys.argv[2]
+with open(results) as f:
+    doc = json.load(f)
+if "dot" in doc.get("errors", {}):
+    print("kiln bench dot failed:", doc["errors"]["dot"])
     sys.exit(1)
-if "error" in k:
-    print("kiln_bench_dot failed:", k["error"])
-    sys.exit(1)
+k = doc.get("dot")
+if k is None:
+    sys.exit(f"dot_report.py: {results} has no dot section; run `kiln bench dot --backend cuda --data DIR`")
+cases = list(k["matmul"].values()) + list(k["attention"].values())
+if any("files" not in c for c in cases):
+    sys.exit(f"dot_report.py: {results} was run without --data DIR, so there are no tensors to check")
 
 os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="triton_cache_")
 import torch
@@ -66,7 +70,8 @@ triton_compile_ms = (time.perf_counter() - t) * 1e3
 del a, c
 
 rows = []
-for c in k["matmul"]:
+for name, c in k["matmul"].items():
+    c = dict(c["case"], files=c["files"], tflops=c["tflops"], name=name)
     M, N, K = c["M"], c["N"], c["K"]
     a, b, got = f16(c["files"] + "_a.bin", M, K), f16(c["files"] + "_b.bin", K, N), f16(c["files"] + "_c.bin", M, N)
     ref = a.float() @ b.float()
@@ -84,7 +89,8 @@ for c in k["matmul"]:
     del a, b, got, ref, o
     torch.cuda.empty_cache()
 
-for c in k["attention"]:
+for name, c in k["attention"].items():
+    c = dict(c["case"], files=c["files"], tflops=c["tflops"], name=name)
     Z, H, N, D = c["Z"], c["H"], c["N"], c["D"]
     q, kk, v, got = (f16(c["files"] + f"_{t}.bin", Z * H, N, D) for t in "qkvo")
     scale = 1.0 / D ** 0.5

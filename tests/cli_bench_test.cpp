@@ -1,12 +1,16 @@
 // `kiln bench`'s inputs: where it finds the shared kernels, --anchors and
-// --compare files (bad ones fail before any benchmark runs), and --backend
-// cuda on a machine without a GPU. Nothing here times anything.
+// --compare files (bad ones fail before any benchmark runs), --backend cuda
+// on a machine without a GPU, the sections asked for and the options that go
+// with them; then the cpu sections themselves in --quick runs, and that
+// `kiln help bench` and the README name every section and key.
 #include <doctest/doctest.h>
 
 #include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "kiln/buffer.hpp"
 #include "kiln/error.hpp"
 #include "temp_dir.hpp"
+#include "tests/shell.hpp"
 #include "tests/text_checks.hpp"
 #include "tools/kiln/bench_command.hpp"
 #include "tools/kiln/bench_report.hpp"
@@ -38,18 +43,34 @@ struct CliRun {
   std::string out, err;
 };
 
-CliRun run_bench(std::vector<const char *> args) {
+/// Runs `kiln ARGS...` in this process; the bench's report, which goes to
+/// std::cout, is captured with what run_cli writes to its stream.
+CliRun run_kiln_here(std::vector<const char *> args) {
   CLI::App app{"kiln test", "kiln"};
   app.require_subcommand(1);
   kiln::cli::CommonOptions common;
   kiln::cli::add_bench_command(app, common);
-  args.insert(args.begin(), {"kiln", "bench"});
+  args.insert(args.begin(), "kiln");
   std::ostringstream out, err;
   CliRun r;
+  std::streambuf *const saved = std::cout.rdbuf(out.rdbuf());
   r.status = kiln::cli::run_cli(app, static_cast<int>(args.size()), args.data(), out, err);
+  std::cout.rdbuf(saved);
   r.out = out.str();
   r.err = err.str();
   return r;
+}
+
+CliRun run_bench(std::vector<const char *> args) {
+  args.insert(args.begin(), "bench");
+  return run_kiln_here(std::move(args));
+}
+
+/// A JSON file, its keys in the file's order.
+nlohmann::ordered_json read_json(const std::string &path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return nlohmann::ordered_json::parse(in);
 }
 
 /// Sets an environment variable for one scope.
@@ -171,4 +192,183 @@ TEST_CASE("bench: --backend cuda without a GPU says so and exits 1 before any wo
   const CliRun j = run_bench({"launch", "--backend", "cuda", "--json"});
   CHECK(j.status == 1);
   CHECK(contains(j.out, "no NVIDIA GPU"));
+}
+
+TEST_CASE("bench: sections, --data and --out are checked before any work") {
+  kiln::test::TempDir t;
+  // dot measures tensor cores: on cpu, asked for by name, it is bad usage.
+  const CliRun dot = run_bench({"dot", "--backend", "cpu", "--shared", KILN_SHARED_DIR});
+  CHECK(dot.status == 2);
+  CHECK(contains(dot.err, "cuda only"));
+  const CliRun unknown = run_bench({"launch", "fast", "--backend", "cpu"});
+  CHECK(unknown.status == 2);
+  CHECK(contains(unknown.err, "fast"));
+  // --data is the dot section's; without dot it would be silently unused.
+  const CliRun data = run_bench(
+      {"launch", "--backend", "cpu", "--shared", KILN_SHARED_DIR, "--data", t.file("d").c_str()});
+  CHECK(data.status == 2);
+  CHECK(contains(data.err, "--data DIR"));
+  CHECK_FALSE(fs::exists(t.path / "d"));
+  const std::string nowhere = t.file("no/such/dir/out.json");
+  const CliRun out = run_bench(
+      {"launch", "--backend", "cpu", "--shared", KILN_SHARED_DIR, "--out", nowhere.c_str()});
+  CHECK(out.status == 2);
+  CHECK(contains(out.err, "cannot write"));
+  CHECK(out.out.empty()); // nothing measured
+}
+
+TEST_CASE("bench: two sections in one call run in the harness's order, --quick, into --out") {
+  kiln::test::TempDir t;
+  const std::string file = t.file("run.json");
+  // Given throughput first; the document and the report have launch first.
+  const CliRun r = run_bench({"throughput", "launch", "--backend", "cpu", "--quick", "--shared",
+                              KILN_SHARED_DIR, "--out", file.c_str()});
+  CAPTURE(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(contains(r.out, "launch   median"));
+  CHECK(contains(r.out, "throughput  cpu, median (min-max) of 5 runs"));
+  CHECK(r.out.find("launch   median") < r.out.find("throughput  cpu"));
+  const nlohmann::ordered_json doc = read_json(file);
+  std::vector<std::string> keys;
+  for (const auto &[k, v] : doc.items())
+    keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"backend", "machine", "launch", "throughput"});
+  CHECK(doc["backend"] == "cpu");
+  CHECK(doc["launch"]["raw_launch_us"].is_null());
+  CHECK(doc["launch"]["dispatch_ns_4args"].get<double>() > 0);
+  // The cpu throughput of --quick: 5 runs, 2^22 elements, 512 rows, checked.
+  const nlohmann::ordered_json &tp = doc["throughput"];
+  CHECK(tp["runs"] == 5);
+  CHECK(tp["vector_add"]["n"] == 1 << 22);
+  CHECK(tp["vector_add"]["gbps"].get<double>() > 0);
+  CHECK(tp["vector_add"]["gbps_by_block"].contains("4096"));
+  CHECK(tp["vector_add"]["memcpy_gbps"].get<double>() > 0);
+  CHECK(tp["softmax"]["rows"] == 512);
+  CHECK(tp["softmax"]["rows_per_s"].get<double>() > 0);
+  CHECK(tp["softmax"]["max_abs_diff"].get<double>() <= 1e-5);
+
+  // The same run under --json: the document on stdout is the --out file's.
+  const std::string again = t.file("again.json");
+  const CliRun j = run_bench({"launch", "--backend", "cpu", "--json", "--shared", KILN_SHARED_DIR,
+                              "--out", again.c_str()});
+  REQUIRE(j.status == 0);
+  CHECK(nlohmann::ordered_json::parse(j.out) == read_json(again));
+}
+
+TEST_CASE("bench: the compile and warmup sections with --quick, through the kiln binary") {
+  kiln::test::TempDir t;
+  const std::string file = t.file("run.json");
+  // compile re-executes its binary, so it needs the real one; --threads 1
+  // keeps the warmup section to one pass of its 40 specs.
+  const kiln::test::Child c =
+      kiln::test::shell("'" KILN_BIN "' bench compile warmup --quick "
+                        "--backend cpu --threads 1 --shared '" KILN_SHARED_DIR "' --out '" +
+                            file + "'",
+                        300);
+  CAPTURE(c.output);
+  REQUIRE(c.status == 0);
+  const nlohmann::ordered_json doc = read_json(file);
+  // --quick: the first two kernels, add_kernel and softmax_kernel.
+  REQUIRE(doc["compile"].size() == 2);
+  for (const char *k : {"add_kernel", "softmax_kernel"}) {
+    CAPTURE(k);
+    CHECK(doc["compile"][k]["cold_ms"].get<double>() > 0);
+    CHECK(doc["compile"][k]["disk_lookup_ms"].get<double>() > 0);
+    CHECK(doc["compile"][k]["stages_ms"].size() > 0);
+  }
+  CHECK(contains(c.output, "median of 3 processes"));
+  CHECK(doc["warmup"]["specs"] == 40);
+  CHECK(doc["warmup"]["threads"] == nlohmann::ordered_json::array({1}));
+  CHECK(doc["warmup"]["wall_s"].size() == 1);
+  CHECK_FALSE(doc.contains("throughput"));
+  CHECK_FALSE(doc.contains("dot"));
+}
+
+TEST_CASE("bench: a dot case's TFLOP/s is a figure, the sizes of a workload are not") {
+  const nlohmann::ordered_json doc = nlohmann::ordered_json::parse(R"({"backend": "cuda",
+    "dot": {"matmul_cold_compile_ms": 190.3, "matmul_registers": 168,
+            "matmul": {"4096_128x128x32_w4": {"tflops": 585.3, "case": {"M": 4096, "BM": 128},
+                                              "files": "/tmp/d/mm_4096"}}},
+    "throughput": {"runs": 7, "vector_add": {"n": 67108864, "gbps": 20.5,
+                                             "gbps_by_block": {"1024": 20.5}}}})");
+  Figures figures = kiln::cli::flatten_figures(doc);
+  std::set<std::string> names;
+  for (const auto &[name, value] : figures)
+    names.insert(name);
+  CHECK(names == std::set<std::string>{"dot.matmul_cold_compile_ms", "dot.matmul_registers",
+                                       "dot.matmul.4096_128x128x32_w4.tflops",
+                                       "throughput.vector_add.gbps",
+                                       "throughput.vector_add.gbps_by_block.1024"});
+}
+
+namespace {
+
+/// Every key of `j`, at any depth, that is a name rather than a number
+/// (gbps_by_block's "1024") or a case name of the dot section.
+void key_names(const nlohmann::ordered_json &j, std::set<std::string> &out) {
+  for (const auto &[k, v] : j.items()) {
+    if (k.find_first_not_of("0123456789") != std::string::npos)
+      out.insert(k);
+    if (v.is_object() && k != "matmul" && k != "attention" && k != "stages_ms")
+      key_names(v, out);
+  }
+}
+
+} // namespace
+
+TEST_CASE("bench: kiln help bench and the README document every section, option and key") {
+  const CliRun help = run_kiln_here({"help", "bench"});
+  REQUIRE(help.status == 0);
+  std::ifstream readme_file(std::string(KILN_SOURCE_DIR) + "/README.md");
+  std::stringstream readme_text;
+  readme_text << readme_file.rdbuf();
+  const std::string readme = readme_text.str();
+  for (const char *word : {"compile", "launch", "warmup", "throughput", "dot", "all", "--out",
+                           "--quick", "--data", "--anchors", "--compare", "--shared"}) {
+    CAPTURE(word);
+    CHECK(contains(help.out, word));
+    CHECK(contains(readme, word));
+  }
+  // Every key a cpu run writes, taken from a real run so that the list
+  // cannot drift from the code.
+  kiln::test::TempDir t;
+  const std::string file = t.file("run.json");
+  const CliRun run = run_bench({"launch", "throughput", "--backend", "cpu", "--quick", "--shared",
+                                KILN_SHARED_DIR, "--out", file.c_str()});
+  REQUIRE(run.status == 0);
+  std::set<std::string> keys;
+  key_names(read_json(file), keys);
+  // The cuda-only keys, which no run here can write.
+  for (const char *k : {"add_kernel_compile_ms",
+                        "softmax_4096_compile_ms",
+                        "softmax_2048_compile_ms",
+                        "vector_add_gbps",
+                        "softmax_gbps",
+                        "layernorm_gbps",
+                        "column_sum_gbps",
+                        "matmul_4096_128x128x32_tflops",
+                        "matmul_4096_128x256x64_tflops",
+                        "stages_ms",
+                        "matmul_cold_compile_ms",
+                        "matmul_compile_stages_ms",
+                        "matmul_registers",
+                        "matmul_spill_bytes",
+                        "tflops",
+                        "causal",
+                        "files",
+                        "cold_ms",
+                        "disk_hit_ms",
+                        "disk_lookup_ms",
+                        "memory_hit_us",
+                        "specs",
+                        "threads",
+                        "wall_s",
+                        "speedup",
+                        "peak_rss_mb",
+                        "errors"})
+    keys.insert(k);
+  for (const std::string &k : keys) {
+    CAPTURE(k);
+    CHECK(contains(help.out, k));
+  }
 }

@@ -26,30 +26,15 @@
 #include "async/job.hpp"
 #include "compiler/target.hpp"
 #include "runtime/jit_function.hpp"
+#include "tests/shell.hpp"
 #include "tests/text_checks.hpp"
 
 using kiln::test::contains;
 
 namespace {
 
-struct Child {
-  int status = -1;    ///< the exit status, or 128 + the signal that ended it
-  std::string output; ///< stdout and stderr together
-};
-
-/// Runs a shell command line with a time limit, so that a hang fails
-/// rather than stalls the suite.
-Child shell(const std::string &cmd) {
-  Child c;
-  FILE *pipe = popen(("timeout 60 " + cmd + " 2>&1").c_str(), "r");
-  REQUIRE(pipe);
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe))
-    c.output.append(buf, n);
-  const int st = pclose(pipe);
-  c.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return c;
-}
+using kiln::test::Child;
+using kiln::test::shell;
 
 /// Runs `kiln ARGS` (a shell word list) in a child process.
 Child run_kiln(const std::string &args) {

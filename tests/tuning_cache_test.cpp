@@ -15,6 +15,7 @@
 
 #include "runtime/tuning_cache.hpp"
 #include "tests/redis_server.hpp"
+#include "tests/shell.hpp"
 #include "tests/temp_dir.hpp"
 #include "tests/text_checks.hpp"
 
@@ -30,16 +31,10 @@ using kiln::test::TempDir;
 
 /// stdout and stderr of a shell command, which must exit 0.
 std::string shell_ok(const std::string &cmd) {
-  std::string out;
-  FILE *pipe = popen(("timeout 120 " + cmd + " 2>&1").c_str(), "r");
-  REQUIRE(pipe);
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe))
-    out.append(buf, n);
-  const int st = pclose(pipe);
-  CAPTURE(out);
-  REQUIRE((WIFEXITED(st) && WEXITSTATUS(st) == 0));
-  return out;
+  const kiln::test::Child c = kiln::test::shell(cmd, 120);
+  CAPTURE(c.output);
+  REQUIRE(c.status == 0);
+  return c.output;
 }
 
 } // namespace

@@ -87,7 +87,7 @@ public:
   /// Throws ArgumentError for no configs or a name that is not a parameter.
   /// Not synchronized with launches: call it before launching.
   void autotune(const AutotuneSpec &spec) const;
-  /// Triton's Python callables of @triton.autotune (pre_hook, post_hook,
+  /// Triton's Python callables of `@triton.autotune` (pre_hook, post_hook,
   /// prune_configs_by) as C++ callbacks. Not synchronized with launches.
   void set_autotune_callbacks(AutotuneCallbacks callbacks) const;
   /// The names `@triton.heuristics` computes at each launch, in order.

@@ -31,7 +31,7 @@ public:
   static Module from_string(std::string source, std::string name = "<string>",
                             const std::vector<std::string> &search_path = {});
 
-  /// The @triton.jit function `name`. Throws ArgumentError listing the
+  /// The `@triton.jit` function `name`. Throws ArgumentError listing the
   /// module's functions when there is none of that name.
   Kernel kernel(std::string_view name) const;
   /// The jit functions this file defines, then those it imports from other kernel files.

@@ -1,22 +1,25 @@
-// `kiln bench [compile|launch|warmup|all] [--json]` (shared/CLI.md).
-//
-// Three sections, each a fixed workload timed several times and reported as
-// medians, with min and max under a sibling "spread" key:
-//   compile  per shared kernel, one representative specialization:
-//            cold_ms, compile + load in a fresh process with no cache (this
-//            binary re-executed with the hidden __bench-cold subcommand, so
-//            LLVM and the runtime start from nothing, as in a user's first
-//            launch); memory_hit_us, warmup() of it once compiled;
-//            disk_hit_ms, the same in a fresh process whose disk cache
-//            holds the binary (file read, parse, key, disk read and check,
-//            load), once the process has loaded another kernel (the
-//            runtime's one-time set-up is not a per-kernel cost);
-//            disk_lookup_ms, the warmup() call alone of that.
-//   launch   dispatch_ns_*: the launch path on a memory hit with the driver
-//            call left out (LaunchSpec::dispatch_only); launch_us: a real
-//            launch of empty_kernel on one program; raw_launch_us: null on cpu.
-//   warmup   the 40 specs of bench/warmup40.jsonl compiled in-process on 1
-//            thread and on all cores, in an AsyncCompileMode (the pool).
+// `kiln bench [SECTION ...] [--json] [--out FILE] [--quick]` (shared/CLI.md):
+// the one benchmark harness, cpu or cuda. Each section is a fixed workload
+// timed several times and reported as medians, with min and max under a
+// sibling "spread" key (`kiln help bench` lists every key):
+//   compile     per shared kernel, one representative specialization:
+//               cold_ms, compile + load in a fresh process with no cache (this
+//               binary re-executed with the hidden __bench-cold subcommand, so
+//               LLVM and the runtime start from nothing, as in a user's first
+//               launch); memory_hit_us, warmup() of it once compiled;
+//               disk_hit_ms, the same in a fresh process whose disk cache
+//               holds the binary (file read, parse, key, disk read and check,
+//               load), once the process has loaded another kernel (the
+//               runtime's one-time set-up is not a per-kernel cost);
+//               disk_lookup_ms, the warmup() call alone of that.
+//   launch      dispatch_ns_*: the launch path on a memory hit with the driver
+//               call left out (LaunchSpec::dispatch_only); launch_us: a real
+//               launch of empty_kernel on one program; raw_launch_us: null on cpu.
+//   warmup      the 40 specs of bench/warmup40.jsonl compiled in-process on 1
+//               thread and on all cores, in an AsyncCompileMode (the pool).
+//   throughput  generated code against anchors: on cpu bench_cpu.hpp, on cuda
+//               bench_gpu.hpp.
+//   dot         tensor-core workloads, cuda only (bench_dot.hpp).
 #include "tools/kiln/bench_command.hpp"
 
 #include <fcntl.h>
@@ -59,7 +62,10 @@
 #include "kiln/module.hpp"
 #include "runtime/jit_function.hpp"
 #include "runtime/spec_args.hpp"
+#include "tools/kiln/bench_cpu.hpp"
+#include "tools/kiln/bench_dot.hpp"
 #include "tools/kiln/bench_gpu.hpp"
+#include "tools/kiln/bench_numbers.hpp"
 #include "tools/kiln/bench_report.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/summary.hpp"
@@ -80,11 +86,12 @@ constexpr const char *kColdCommand = "__bench-cold";
 // Sample sizes. Cold compiles cost a process each (tens of ms), hence few;
 // in-process calls take 0.1 to a few µs, so they are timed in batches that
 // amortise the clock reads, and the batch means are the samples.
-constexpr int kColdRuns = 5;
+constexpr int kColdRuns = 5, kQuickColdRuns = 3; // per kernel, each of cold and disk hit
 constexpr int kHitBatches = 50, kHitCalls = 1000;            // 50k warmup() hits per kernel
 constexpr int kDispatchBatches = 100, kDispatchCalls = 2000; // 200k dispatches
 constexpr int kLaunchBatches = 50, kLaunchCalls = 200;       // 10k launches
-constexpr int kWarmupRuns = 3;                               // per thread count
+constexpr int kWarmupRuns = 3, kQuickWarmupRuns = 1;         // per thread count
+constexpr std::size_t kQuickWorkloads = 2; // --quick: add_kernel and softmax_kernel
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -102,28 +109,6 @@ template <class Period, class F> std::vector<double> time_per_call(int batches, 
     out.push_back(std::chrono::duration<double, Period>(Clock::now() - t0).count() / calls);
   }
   return out;
-}
-
-/// `v` rounded to `decimals` places: the JSON carries no false precision.
-double rounded(double v, int decimals) {
-  const double scale = std::pow(10.0, decimals);
-  return std::round(v * scale) / scale;
-}
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
-
-/// "12.3 (11.9-13.0)": a median with its spread, for the human report.
-std::string with_spread(const Summary &s, int decimals) {
-  return fixed(s.median, decimals) + " (" + fixed(s.min, decimals) + "-" + fixed(s.max, decimals) +
-         ")";
-}
-
-Json spread_json(const Summary &s, int decimals) {
-  return Json::array({rounded(s.min, decimals), rounded(s.max, decimals)});
 }
 
 // ---- the fixed workloads -------------------------------------------------------
@@ -361,13 +346,13 @@ void run_cold(const std::string &kernel, const std::string &shared, const std::s
 /// The cold runs come first and double as a canary: a compile that crashes
 /// kills a child, not the bench, and its in-process part is then skipped.
 CompileFigures bench_compile_one(const Workload &w, const std::string &shared,
-                                 const std::string &backend) {
+                                 const std::string &backend, int runs) {
   CompileFigures f;
   f.kernel = w.kernel;
   std::vector<double> cold, compiler;
   std::map<std::string, std::vector<double>> stages;
   std::vector<std::string> stage_order; // the pipeline's, as the child prints them
-  for (int i = 0; i < kColdRuns; ++i) {
+  for (int i = 0; i < runs; ++i) {
     // A fresh, empty cache directory and no reuse: when the disk cache
     // lands, this stays a cold compile.
     const TempDir cache;
@@ -399,7 +384,7 @@ CompileFigures bench_compile_one(const Workload &w, const std::string &shared,
                                           "KILN_BACKEND=" + backend, "KILN_NO_CACHE=0"};
     run_self({"kiln", kColdCommand, w.kernel, "--shared", shared}, env);
     std::vector<double> hit, lookup;
-    for (int i = 0; i < kColdRuns; ++i) {
+    for (int i = 0; i < runs; ++i) {
       const std::string out = run_self({"kiln", kColdCommand, w.kernel, "--shared", shared, "--disk"}, env);
       double wall_ms = 0, compiler_ms = 0, warmup_ms = 0;
       if (std::sscanf(out.c_str(), "%lf %lf %lf", &wall_ms, &compiler_ms, &warmup_ms) != 3)
@@ -426,11 +411,15 @@ CompileFigures bench_compile_one(const Workload &w, const std::string &shared,
 
 /// Every workload; one that fails is reported in its `error` and the
 /// others still run, so one broken kernel does not cost the whole table.
-std::vector<CompileFigures> bench_compile(const std::string &shared, const std::string &backend) {
+std::vector<CompileFigures> bench_compile(const std::string &shared, const std::string &backend,
+                                          bool quick) {
+  std::vector<Workload> workloads = compile_workloads();
+  if (quick)
+    workloads.resize(kQuickWorkloads);
   std::vector<CompileFigures> figures;
-  for (const Workload &w : compile_workloads()) {
+  for (const Workload &w : workloads) {
     try {
-      figures.push_back(bench_compile_one(w, shared, backend));
+      figures.push_back(bench_compile_one(w, shared, backend, quick ? kQuickColdRuns : kColdRuns));
     } catch (const std::exception &e) {
       CompileFigures failed;
       failed.kernel = w.kernel;
@@ -587,17 +576,20 @@ struct WarmupFigures {
   std::size_t specs = 0;
   std::vector<int> threads;
   std::vector<Summary> wall_s; ///< one per entry of `threads`
+  int runs = kWarmupRuns;      ///< per thread count
   double speedup = 0;          ///< median wall on 1 thread / on the most
   double peak_rss_mb = 0;
 };
 
-WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
+WarmupFigures bench_warmup(const std::string &shared, int max_threads, bool quick) {
   const std::vector<WarmupSpec> specs =
       read_warmup_specs((fs::path(shared) / "bench" / "warmup40.jsonl").string());
   WarmupFigures f;
   f.specs = specs.size();
+  f.runs = quick ? kQuickWarmupRuns : kWarmupRuns;
   // 1, 2, 4, ... and all: the scaling curve of the plot.
-  for (int t = 1; t < max_threads; t *= 2)
+  // --quick: 1 and all only.
+  for (int t = 1; t < max_threads; t = quick ? max_threads : t * 2)
     f.threads.push_back(t);
   f.threads.push_back(max_threads);
 
@@ -610,7 +602,7 @@ WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
   }
   for (int t : f.threads) {
     std::vector<double> walls;
-    for (int run = 0; run < kWarmupRuns; ++run)
+    for (int run = 0; run < f.runs; ++run)
       walls.push_back(warmup_once(specs, t));
     f.wall_s.push_back(summarize(walls));
   }
@@ -624,19 +616,28 @@ WarmupFigures bench_warmup(const std::string &shared, int max_threads) {
 
 // ---- reports -------------------------------------------------------------------
 
+/// The sections in the order they run; `all` is each that the backend has.
+constexpr const char *kSections[] = {"compile", "launch", "warmup", "throughput", "dot"};
+
 struct BenchOptions {
-  std::string section = "all";
-  std::string shared;           ///< empty: find_shared_dir's search
-  std::string anchors, compare; ///< files to print the figures beside
+  std::vector<std::string> sections; ///< as asked; empty: all
+  std::string shared;                ///< empty: find_shared_dir's search
+  std::string anchors, compare;      ///< files to print the figures beside
+  std::string out;                   ///< --out FILE: the JSON document, also written there
+  std::string data_dir;              ///< --data DIR: the dot section's tensors
+  bool quick = false;                ///< fewer kernels, cases and runs
 };
 
 struct Results {
   std::string backend = "cpu";
   int cpus = 0;
-  std::optional<nlohmann::ordered_json> throughput; ///< cuda only
   std::optional<std::vector<CompileFigures>> compile;
   std::optional<LaunchFigures> launch;
   std::optional<WarmupFigures> warmup;
+  std::optional<CpuThroughputFigures> cpu_throughput;
+  std::optional<Json> cuda_throughput;                     ///< already rounded
+  std::optional<Json> dot;                                 ///< already rounded
+  std::vector<std::pair<std::string, std::string>> errors; ///< section, why it has no figures
 };
 
 Json stages_json(const std::vector<std::pair<std::string, double>> &stages) {
@@ -692,10 +693,16 @@ Json to_json(const Results &r) {
                    {"peak_rss_mb", rounded(f.peak_rss_mb, 1)},
                    {"spread", {{"wall_s", wall_spread}}}};
   }
-  if (r.throughput) {
-    Json &t = j["throughput"] = Json::object();
-    for (const auto &[k, v] : r.throughput->items())
-      t[k] = rounded(v.get<double>(), 2);
+  if (r.cpu_throughput)
+    j["throughput"] = cpu_throughput_json(*r.cpu_throughput);
+  if (r.cuda_throughput)
+    j["throughput"] = *r.cuda_throughput;
+  if (r.dot)
+    j["dot"] = *r.dot;
+  if (!r.errors.empty()) {
+    Json &e = j["errors"] = Json::object();
+    for (const auto &[section, message] : r.errors)
+      e[section] = message;
   }
   return j;
 }
@@ -712,7 +719,7 @@ std::string left(std::string s, std::size_t width) {
   return s;
 }
 
-void print_compile(const std::vector<CompileFigures> &figures) {
+void print_compile(const std::vector<CompileFigures> &figures, int runs) {
   std::ostream &out = std::cout;
   out << "compile  one specialization per kernel; median (min-max)\n"
       << "  " << left("kernel", 16) << padded("cold ms", 22) << padded("of which compiler", 20)
@@ -728,12 +735,13 @@ void print_compile(const std::vector<CompileFigures> &figures) {
         << padded(fixed(f.disk_lookup_ms.median, 3), 11) << '\n';
   }
   out << "  cold: file read to binary loaded, in a fresh process with an empty cache, median of "
-      << kColdRuns << " processes\n"
+      << runs << " processes\n"
       << "  memory hit: warmup() of the compiled specialization, median of " << kHitBatches
       << " batches of " << kHitCalls << "\n"
-      << "  disk hit: file read to binary loaded in a fresh process whose disk cache holds it; lookup: its "
+      << "  disk hit: file read to binary loaded in a fresh process whose disk cache holds it; "
+         "lookup: its "
          "warmup() call alone (key, read, hash check, load), median of "
-      << kColdRuns << " processes\n\n";
+      << runs << " processes\n\n";
 }
 
 void print_launch(const LaunchFigures &f) {
@@ -753,20 +761,44 @@ void print_launch(const LaunchFigures &f) {
 
 void print_warmup(const WarmupFigures &f) {
   std::cout << "warmup   " << f.specs << " specs of bench/warmup40.jsonl, each compiled, median of "
-            << kWarmupRuns << " runs\n"
+            << f.runs << " runs\n"
             << "  " << padded("threads", 8) << padded("wall s", 24) << '\n';
   for (std::size_t i = 0; i < f.threads.size(); ++i)
     std::cout << "  " << padded(std::to_string(f.threads[i]), 8)
               << padded(with_spread(f.wall_s[i], 3), 24) << '\n';
   std::cout << "  speedup " << fixed(f.speedup, 2) << "x on " << f.threads.back()
-            << " threads; peak rss " << fixed(f.peak_rss_mb, 1) << " MB (the whole process)\n";
+            << " threads; peak rss " << fixed(f.peak_rss_mb, 1) << " MB (the whole process)\n\n";
 }
 
-void print_throughput(const Json &t) {
-  std::cout << "throughput  cuda, median of rounds of back-to-back launches\n";
+/// "ir 0.36, llir 1.22, ...": a stages_ms object on one line.
+std::string stages_line(const Json &stages) {
+  std::string line;
+  for (const auto &[stage, ms] : stages.items())
+    line += (line.empty() ? "" : ", ") + stage + " " + fixed(ms.get<double>(), 2);
+  return line;
+}
+
+void print_cuda_throughput(const Json &t) {
+  std::cout << "throughput  cuda: GB/s each launch synchronized, median of 20; TFLOP/s median of 7 "
+               "rounds of 10; compiles in a process that has compiled before\n";
   for (const auto &[k, v] : t.items())
-    std::cout << "  " << left(k, 36) << padded(fixed(v.get<double>(), 2), 12) << '\n';
+    if (v.is_number())
+      std::cout << "  " << left(k, 36) << padded(fixed(v.get<double>(), 2), 12) << '\n';
+  for (const auto &[k, v] : t.value("stages_ms", Json::object()).items())
+    std::cout << "  " << left(k + " stages ms", 36) << "  " << stages_line(v) << '\n';
   std::cout << '\n';
+}
+
+void print_dot(const Json &d) {
+  std::cout << "dot  cuda tensor cores, TFLOP/s, median of rounds of back-to-back launches\n";
+  for (const char *kind : {"matmul", "attention"})
+    for (const auto &[name, c] : d[kind].items())
+      std::cout << "  " << left(std::string(kind) + " " + name, 40)
+                << padded(fixed(c["tflops"].get<double>(), 2), 10) << '\n';
+  std::cout << "  cold compile of matmul.py 128x128x32, process warm: "
+            << fixed(d["matmul_cold_compile_ms"].get<double>(), 1) << " ms ("
+            << stages_line(d["matmul_compile_stages_ms"]) << "); " << d["matmul_registers"]
+            << " registers, " << d["matmul_spill_bytes"] << " spill bytes\n\n";
 }
 
 /// "cuda" or "cpu" for --backend; cuda without a GPU is an error saying so.
@@ -780,6 +812,27 @@ std::string resolve_backend(const std::string &backend) {
   return gpu ? "cuda" : "cpu";
 }
 
+/// What runs, in kSections' order, each once: the sections asked for, `all`
+/// (or none) being every section the backend has (dot is cuda only).
+/// Throws UsageError for dot asked for by name on cpu.
+std::vector<std::string> sections_to_run(const std::vector<std::string> &asked,
+                                         const std::string &backend) {
+  const bool all = asked.empty() || std::find(asked.begin(), asked.end(), "all") != asked.end();
+  std::vector<std::string> run;
+  for (const char *s : kSections) {
+    const bool named = std::find(asked.begin(), asked.end(), s) != asked.end();
+    if (std::string_view(s) == "dot" && backend != "cuda") {
+      if (named)
+        throw UsageError("kiln bench dot measures tensor cores, so it runs on cuda only; run it on "
+                         "a GPU machine (--backend cuda)");
+      continue;
+    }
+    if (all || named)
+      run.emplace_back(s);
+  }
+  return run;
+}
+
 void bench(const BenchOptions &o, const CommonOptions &common) {
   // No disk cache in this process, set before the first call into kiln
   // reads the knobs: a warmup run or the softmax compile would otherwise
@@ -788,42 +841,78 @@ void bench(const BenchOptions &o, const CommonOptions &common) {
   ::setenv("KILN_NO_CACHE", "1", 1);
   // Every input checked before any work: the run takes minutes.
   const std::string backend = resolve_backend(common.backend);
+  const std::vector<std::string> sections = sections_to_run(o.sections, backend);
+  const auto runs = [&](const char *s) {
+    return std::find(sections.begin(), sections.end(), s) != sections.end();
+  };
+  if (!o.data_dir.empty() && !runs("dot"))
+    throw UsageError("--data DIR is where the dot section writes its tensors, and dot does not run "
+                     "here; add it (kiln bench dot --backend cuda --data DIR) or leave --data out");
   const std::string shared = find_shared_dir(o.shared);
   std::optional<Reference> anchors, earlier;
   if (!o.anchors.empty())
     anchors = read_anchors(o.anchors);
   if (!o.compare.empty())
     earlier = read_compare(o.compare);
-  if (o.section == "throughput" && backend != "cuda")
-    throw UsageError("kiln bench throughput measures the cuda backend; on cpu run kiln_bench_cpu");
+  std::ofstream out_file;
+  if (!o.out.empty()) {
+    out_file.open(o.out);
+    if (!out_file)
+      throw UsageError("--out " + o.out + ": cannot write the file (" + std::strerror(errno) + ")");
+  }
   ::setenv("KILN_BACKEND", backend.c_str(), 1);
 
   Results r;
   r.backend = backend;
   r.cpus = tbb::info::default_concurrency(); // the cores this process may use
-  const bool all = o.section == "all";
-  // The human report prints each section as it completes (the whole run
-  // takes a while); the JSON document comes at the end.
-  if (all || o.section == "compile") {
-    r.compile = bench_compile(shared, backend);
-    if (!common.json)
-      print_compile(*r.compile);
-  }
-  if (all || o.section == "launch") {
+  const bool human = !common.json;
+  // Each section on its own: one that fails is reported at the end and the
+  // others still run, so a long run keeps every figure it could measure.
+  // The human report prints each section as it completes; the JSON
+  // document comes at the end.
+  const auto section = [&](const char *name, auto &&work) {
+    if (!runs(name))
+      return;
+    try {
+      work();
+    } catch (const std::exception &e) {
+      r.errors.emplace_back(name, e.what());
+      if (human)
+        std::cout << name << "  failed (see the error below)\n\n";
+    }
+  };
+  section("compile", [&] {
+    r.compile = bench_compile(shared, backend, o.quick);
+    if (human)
+      print_compile(*r.compile, o.quick ? kQuickColdRuns : kColdRuns);
+  });
+  section("launch", [&] {
     r.launch = bench_launch(shared, backend == "cuda");
-    if (!common.json)
+    if (human)
       print_launch(*r.launch);
-  }
-  if (all || o.section == "warmup") {
-    r.warmup = bench_warmup(shared, common.threads > 0 ? common.threads : r.cpus);
-    if (!common.json)
+  });
+  section("warmup", [&] {
+    r.warmup = bench_warmup(shared, common.threads > 0 ? common.threads : r.cpus, o.quick);
+    if (human)
       print_warmup(*r.warmup);
-  }
-  if ((all || o.section == "throughput") && backend == "cuda") {
-    r.throughput = bench_throughput(shared);
-    if (!common.json)
-      print_throughput(*r.throughput);
-  }
+  });
+  section("throughput", [&] {
+    if (backend == "cuda") {
+      r.cuda_throughput = bench_throughput(shared);
+      if (human)
+        print_cuda_throughput(*r.cuda_throughput);
+    } else {
+      r.cpu_throughput = bench_cpu_throughput(shared, o.quick);
+      if (human)
+        print_cpu_throughput(*r.cpu_throughput, std::cout);
+    }
+  });
+  section("dot", [&] {
+    r.dot = bench_dot(shared, DotOptions{o.quick, o.data_dir});
+    if (human)
+      print_dot(*r.dot);
+  });
+
   Json doc = to_json(r);
   const Figures figures = flatten_figures(doc);
   if (anchors)
@@ -838,10 +927,18 @@ void bench(const BenchOptions &o, const CommonOptions &common) {
     if (earlier)
       std::cout << '\n' << beside_text(figures, *earlier);
   }
+  if (out_file.is_open()) {
+    out_file << doc.dump(2) << '\n';
+    out_file.close();
+    if (!out_file)
+      throw RuntimeError("--out " + o.out + ": writing the file failed");
+  }
 
-  // Failed kernels last, after every figure that could be measured: the
-  // work failed, so exit 1 (CLI.md), but the report above stands.
-  bool failed = false;
+  // Failures last, after every figure that could be measured: the work
+  // failed, so exit 1 (CLI.md), but the report above stands.
+  bool failed = !r.errors.empty();
+  for (const auto &[name, message] : r.errors)
+    print_error(std::cerr, "kiln bench " + name + " failed", message);
   if (r.compile)
     for (const CompileFigures &f : *r.compile)
       if (!f.error.empty()) {
@@ -852,16 +949,65 @@ void bench(const BenchOptions &o, const CommonOptions &common) {
     throw ExitStatus{kExitFailure};
 }
 
+/// `kiln help bench`'s footer: every section and every key of its JSON. The
+/// README's bench section says the same; keep them together.
+constexpr const char *kBenchHelp =
+    R"(Sections (several may be given; they run in the order below; all, the default, is
+every section the backend has):
+  compile     per shared kernel (12; --quick: add_kernel and softmax_kernel), one
+              specialization each. Keys under compile.KERNEL: cold_ms (file read to binary
+              loaded in a fresh process with an empty cache, median of 5 processes, 3 with
+              --quick), stages_ms {STAGE: ms} (the compiler's stages of those runs),
+              memory_hit_us (warmup() once compiled, median of 50 batches of 1000),
+              disk_hit_ms (the same as cold_ms in a fresh process whose disk cache holds the
+              binary, after another kernel loaded), disk_lookup_ms (its warmup() call alone).
+  launch      dispatch_ns_4args, dispatch_ns_16args (bind + specialize + key + cache hit,
+              no driver call), launch_us (host time of a launch of empty_kernel on grid 1),
+              raw_launch_us (a bare cuLaunchKernel of the same cubin; null on cpu).
+  warmup      the 40 specs of bench/warmup40.jsonl compiled in-process on 1, 2, 4, ... and
+              all threads (--quick: 1 and all; 1 run instead of 3): specs, threads [N...],
+              wall_s [s per entry of threads], speedup (1 thread / the most), peak_rss_mb.
+  throughput  cpu: vector add against memcpy and softmax against a C++ loop (-O3), median
+              of 7 runs (5 with --quick, which also shrinks the sizes): runs;
+              vector_add {n, bytes_per_element, gbps_by_block {BLOCK: GB/s}, best_block,
+              gbps, memcpy_gbps, memcpy_gbps_all_threads, fraction (aim >= 0.7),
+              fraction_all_threads}; softmax {rows, cols, rows_per_s, reference_rows_per_s,
+              reference_rows_per_s_all_threads, fraction (aim >= 0.8), fraction_all_threads,
+              max_abs_diff}.
+              cuda: add_kernel_compile_ms, softmax_4096_compile_ms, softmax_2048_compile_ms
+              (compiles in a process that has compiled before), vector_add_gbps (2^28 fp32),
+              softmax_gbps (16384x4096 fp32), layernorm_gbps (8192x4096 fp16),
+              column_sum_gbps (8192x8192 fp32), each launch synchronized, median of 20;
+              matmul_4096_128x128x32_tflops, matmul_4096_128x256x64_tflops (median of 7
+              rounds of 10); stages_ms {add_kernel, softmax_4096, softmax_2048: {STAGE: ms}}.
+              A wrong result is an error, not a figure.
+  dot         cuda only: matmul_cold_compile_ms (matmul.py 128x128x32 in a warm process),
+              matmul_compile_stages_ms {STAGE: ms}, matmul_registers, matmul_spill_bytes;
+              matmul {CASE: {tflops, case {M, N, K, BM, BN, BK, warps, stages}, files}} for
+              six cases (--quick: two), attention {CASE: {tflops, case {Z, H, N, D, causal,
+              BM, BN, warps}, files}} for four (--quick: one); files (with --data DIR) is
+              the path prefix of the case's raw fp16 tensors.
+Every section's medians come with their min and max under a sibling "spread" key. The
+document also has backend, machine {cpus, gpu}, and with --anchors or --compare an object
+of that name ({"figures": {KEY: {value, reference, ratio}}, "missing": [...]}). A section
+that fails is named under "errors" {SECTION: message}, the others still run, and the exit
+status is 1.
+--threads N sets the largest thread count of the warmup section (default: all cores). The
+bench sets up its own caches (fresh processes, fresh modules), so --cache-dir and
+--no-cache do not change it. bench/plot.py draws the JSON as PNGs.)";
+
 } // namespace
 
 void add_bench_command(CLI::App &app, CommonOptions &common) {
   // Shared with the callbacks, which run during app.parse().
   auto o = std::make_shared<BenchOptions>();
   CLI::App *sub = app.add_subcommand(
-      "bench", "The benchmark harness, cpu or cuda: compile, "
-               "launch, warmup (and cuda throughput) figures, medians of several runs");
-  sub->add_option("SECTION", o->section, "compile, launch, warmup, throughput (cuda) or all")
-      ->check(CLI::IsMember({"compile", "launch", "warmup", "throughput", "all"}))
+      "bench", "The benchmark harness, cpu or cuda: compile, launch, warmup, throughput and "
+               "(cuda) dot figures, medians of several runs");
+  sub->add_option("SECTION", o->sections,
+                  "one or more of compile, launch, warmup, throughput, dot (cuda) or all; "
+                  "they run in that order")
+      ->check(CLI::IsMember({"compile", "launch", "warmup", "throughput", "dot", "all"}))
       ->default_str("all")
       ->type_name("");
   sub->add_option("--shared", o->shared,
@@ -873,10 +1019,18 @@ void add_bench_command(CLI::App &app, CommonOptions &common) {
       ->type_name("FILE");
   sub->add_option("--compare", o->compare, "print each figure beside an earlier --json run")
       ->type_name("OLD.json");
+  sub->add_option("--out", o->out,
+                  "also write the JSON document to FILE (the report on stdout stays as chosen)")
+      ->type_name("FILE");
+  sub->add_flag("--quick", o->quick,
+                "a smoke run: fewer kernels, cases and runs, smaller cpu throughput sizes; "
+                "figures are rough");
+  sub->add_option("--data", o->data_dir,
+                  "the dot section writes each case's inputs and output there as raw fp16 "
+                  "files, for bench/dot_report.py")
+      ->type_name("DIR");
   add_common_options(*sub, common);
-  sub->footer("--threads N sets the largest thread count of the warmup section (default: all "
-              "cores). The bench sets up its own caches (fresh processes, fresh modules), so "
-              "--cache-dir and --no-cache do not change it.");
+  sub->footer(kBenchHelp);
   sub->callback([o, &common] { bench(*o, common); });
 
   // The child of `bench compile`: not for people, so hidden from --help

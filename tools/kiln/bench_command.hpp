@@ -1,6 +1,6 @@
-// `kiln bench [compile|launch|warmup|all] [--json]` (shared/CLI.md): the
-// compile-latency harness. Fixed workloads, medians of several runs, and one
-// JSON document of exactly the shape CLI.md gives, which other tools parse.
+// `kiln bench [SECTION ...] [--json] [--out FILE] [--quick]` (shared/CLI.md):
+// the one benchmark harness, cpu and cuda. Fixed workloads, medians of
+// several runs, and one JSON document whose keys `kiln help bench` lists.
 #pragma once
 
 namespace CLI {

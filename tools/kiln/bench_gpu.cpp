@@ -11,6 +11,7 @@
 #include "kiln/module.hpp"
 #include "runtime/context.hpp"
 #include "runtime/cuda_driver.hpp"
+#include "tools/kiln/bench_numbers.hpp"
 
 namespace kiln::cli {
 
@@ -26,22 +27,6 @@ double median(std::vector<double> v) {
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// Median seconds of one launch over rounds of `per_round` back-to-back
-/// launches, each round ended by a synchronize (the first launch compiles).
-template <class F> double time_launches(F &&launch, int rounds = 7, int per_round = 10) {
-  launch();
-  synchronize(kGpu);
-  std::vector<double> t;
-  for (int r = 0; r < rounds; ++r) {
-    const auto s = Clock::now();
-    for (int i = 0; i < per_round; ++i)
-      launch();
-    synchronize(kGpu);
-    t.push_back(seconds_since(s) / per_round);
-  }
-  return median(t);
 }
 
 template <class T> Buffer filled(int64_t n, T value) {
@@ -82,8 +67,11 @@ double raw_launch_us(const LaunchResult &compiled, void *p, int32_t n) {
 }
 
 nlohmann::ordered_json bench_throughput(const std::string &shared) {
-  nlohmann::ordered_json out;
+  nlohmann::ordered_json out, stages;
   const auto file = [&](const char *name) { return shared + "/kernels/" + name; };
+  // Each launch synchronized, median of 20: how bench/triton_anchor.py
+  // times Triton's anchors of these four figures.
+  const auto time_bandwidth = [](auto &&launch) { return time_launches(launch, 20, 1); };
 
   const Module sm = Module::from_file(file("softmax.py"));
   const Kernel softmax = sm.kernel("softmax_kernel");
@@ -92,10 +80,31 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
     // warmup): the per-kernel cost, as Triton's figure is.
     const Module va = Module::from_file(file("vector_add.py"));
     va.kernel("empty_kernel").warmup_with(Arg::mock(DType::f32), 16, arg("BLOCK", 16));
-    const auto t = Clock::now();
-    softmax.warmup_with(Arg::mock(DType::f32), Arg::mock(DType::f32), 4096, 4096, 4096,
-                        arg("BLOCK", 4096), arg("num_warps", 8));
-    out["softmax_4096_compile_ms"] = seconds_since(t) * 1e3;
+    const auto compile_ms = [&](const char *key, auto &&warmup) {
+      const auto t = Clock::now();
+      const LaunchResult r = warmup();
+      out[std::string(key) + "_compile_ms"] = rounded(seconds_since(t) * 1e3, 2);
+      nlohmann::ordered_json st = nlohmann::ordered_json::object();
+      for (const StageTime &x : r.kernel->times)
+        st[x.stage] = rounded(x.ms, 3);
+      stages[key] = st;
+    };
+    // The same kernel from source again (a fresh Module has empty caches).
+    const Module again = Module::from_file(file("vector_add.py"));
+    compile_ms("add_kernel", [&] {
+      return again.kernel("add_kernel")
+          .warmup_with(Arg::mock(DType::f32), Arg::mock(DType::f32), Arg::mock(DType::f32), 1 << 20,
+                       arg("BLOCK", 1024));
+    });
+    compile_ms("softmax_4096", [&] {
+      return softmax.warmup_with(Arg::mock(DType::f32), Arg::mock(DType::f32), 4096, 4096, 4096,
+                                 arg("BLOCK", 4096), arg("num_warps", 8));
+    });
+    // Another specialization right after: once nvJitLink is warm.
+    compile_ms("softmax_2048", [&] {
+      return softmax.warmup_with(Arg::mock(DType::f32), Arg::mock(DType::f32), 2048, 2048, 2048,
+                                 arg("BLOCK", 2048), arg("num_warps", 8));
+    });
   }
   {
     const int64_t n = int64_t{1} << 28;
@@ -105,11 +114,11 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
            o = Buffer::allocate(kGpu, static_cast<std::size_t>(n) * 4);
     auto *px = static_cast<float *>(x.data()), *py = static_cast<float *>(y.data()),
          *po = static_cast<float *>(o.data());
-    const double s = time_launches([&] {
+    const double s = time_bandwidth([&] {
       add[{static_cast<uint32_t>(n / 1024)}](px, py, po, static_cast<int32_t>(n),
                                              arg("BLOCK", 1024));
     });
-    out["vector_add_gbps"] = 12.0 * static_cast<double>(n) / s / 1e9;
+    out["vector_add_gbps"] = rounded(12.0 * static_cast<double>(n) / s / 1e9, 2);
     float last = 0;
     o.copy_to_host(&last, 4);
     check(last == 1.75f, "vector add");
@@ -119,10 +128,10 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
     const int64_t n = int64_t{rows} * cols;
     Buffer in = filled(n, 2.0f), o = Buffer::allocate(kGpu, static_cast<std::size_t>(n) * 4);
     auto *pi = static_cast<float *>(in.data()), *po = static_cast<float *>(o.data());
-    const double s = time_launches([&] {
+    const double s = time_bandwidth([&] {
       softmax[{rows}](po, pi, cols, cols, cols, arg("BLOCK", 4096), arg("num_warps", 8));
     });
-    out["softmax_gbps"] = 2.0 * static_cast<double>(n) * 4 / s / 1e9;
+    out["softmax_gbps"] = rounded(2.0 * static_cast<double>(n) * 4 / s / 1e9, 2);
     float first = 0;
     o.copy_to_host(&first, 4);
     check(std::abs(first - 1.0f / cols) < 1e-6f, "softmax");
@@ -135,13 +144,13 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
            mean = Buffer::allocate(kGpu, rows * 4), rstd = Buffer::allocate(kGpu, rows * 4);
     const Module ln = Module::from_file(file("layernorm.py"));
     const Kernel k = ln.kernel("layernorm_fwd");
-    const double s = time_launches([&] {
+    const double s = time_bandwidth([&] {
       k[{rows}](x.tensor(DType::f16), y.tensor(DType::f16), w.tensor(DType::f16),
                 b.tensor(DType::f16), static_cast<float *>(mean.data()),
                 static_cast<float *>(rstd.data()), cols, cols, 1e-5f, arg("BLOCK", 4096),
                 arg("num_warps", 8));
     });
-    out["layernorm_gbps"] = 2.0 * static_cast<double>(n) * 2 / s / 1e9;
+    out["layernorm_gbps"] = rounded(2.0 * static_cast<double>(n) * 2 / s / 1e9, 2);
     uint16_t first = 0; // (1 - 1) * rstd * 1 + 1 = 1
     y.copy_to_host(&first, 2);
     check(first == kHalfOne, "layernorm");
@@ -154,8 +163,8 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
     const Kernel k = red.kernel("column_sum");
     auto *px = static_cast<float *>(x.data()), *po = static_cast<float *>(o.data());
     const double s =
-        time_launches([&] { k[{n / 32}](px, po, m, n, n, arg("BM", 64), arg("BN", 32)); });
-    out["column_sum_gbps"] = (double(m) * n * 4 + n * 4) / s / 1e9;
+        time_bandwidth([&] { k[{n / 32}](px, po, m, n, n, arg("BM", 64), arg("BN", 32)); });
+    out["column_sum_gbps"] = rounded((double(m) * n * 4 + n * 4) / s / 1e9, 2);
     float first = 0;
     o.copy_to_host(&first, 4);
     check(first == float(m), "column sum");
@@ -179,12 +188,13 @@ nlohmann::ordered_json bench_throughput(const std::string &shared) {
                   size, size, 1, size, 1, size, 1, arg("BM", t.bm), arg("BN", t.bn),
                   arg("BK", t.bk), arg("num_warps", t.warps), arg("num_stages", 3));
       });
-      out[t.key] = 2.0 * size * size * double(size) / s / 1e12;
+      out[t.key] = rounded(2.0 * size * size * double(size) / s / 1e12, 2);
       uint16_t first = 0;
       c.copy_to_host(&first, 2);
       check(first == 0x6c00, "matmul"); // 4096 in fp16
     }
   }
+  out["stages_ms"] = stages;
   return out;
 }
 

@@ -51,9 +51,19 @@ std::string find_shared_dir(const std::string &flag, const std::string &exe) {
 
 namespace {
 
+/// Keys that are not figures: spreads, what the run was beside, and the
+/// numbers that describe a workload rather than measure it (a kernel's
+/// sizes, the run count), which would only fill a comparison with ratios of 1.
+bool not_a_figure(const std::string &key) {
+  static const std::set<std::string> skipped = {
+      "spread", "machine", "anchors", "compare",           "errors",    "case", "runs", "specs",
+      "n",      "rows",    "cols",    "bytes_per_element", "best_block"};
+  return skipped.contains(key);
+}
+
 void flatten(const Json &j, const std::string &prefix, Figures &out) {
   for (const auto &[key, value] : j.items()) {
-    if (key == "spread" || key == "machine" || key == "anchors" || key == "compare")
+    if (not_a_figure(key))
       continue;
     const std::string name = prefix.empty() ? key : prefix + "." + key;
     if (value.is_number() && !value.is_boolean())

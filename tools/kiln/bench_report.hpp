@@ -23,8 +23,9 @@ std::string find_shared_dir(const std::string &flag, const std::string &exe = "/
 /// and its value.
 using Figures = std::vector<std::pair<std::string, double>>;
 
-/// The numbers of a `kiln bench --json` document, spreads and the machine
-/// left out; warmup's wall_s becomes warmup.wall_s.<threads>.
+/// The numbers of a `kiln bench --json` document, spreads, the machine and
+/// the sizes of the workloads left out; warmup's wall_s becomes
+/// warmup.wall_s.<threads>, a dot case's TFLOP/s dot.matmul.<case>.tflops.
 Figures flatten_figures(const nlohmann::ordered_json &results);
 
 /// Figures to put beside a run's: an anchor file's or an earlier run's.
