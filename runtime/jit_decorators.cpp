@@ -151,9 +151,25 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     dict.items.push_back(PyValue::of(ConstValue::of_str(name)));
     dict.items.push_back(std::move(v));
   };
+  auto given = [&](const std::string &name) {
+    for (unsigned i = 0; i < np; ++i)
+      if (params_[i].name == name)
+        return b.args[i] != nullptr;
+    return false;
+  };
   for (const frontend::Heuristic &h : info_.heuristics) {
-    PyValue v =
-        h.lambda ? eval.call_lambda(*h.lambda, dict) : eval.call_function(*h.def, {dict}, h.loc);
+    PyValue v;
+    try {
+      v = h.lambda ? eval.call_lambda(*h.lambda, dict) : eval.call_function(*h.def, {dict}, h.loc);
+    } catch (const CompileError &e) {
+      // A heuristic that asks host code (attorch's `lambda _: allow_tf32()`
+      // reads torch's device capability): Triton would run it; kiln cannot,
+      // so a value the caller passed stands in for it.
+      if (given(h.name))
+        continue;
+      throw ArgumentError(info_.name + ": kiln cannot evaluate the heuristic for '" + h.name +
+                          "'; pass " + h.name + "= explicitly (" + e.what() + ")");
+    }
     if (v.kind != PyValue::Kind::Const)
       throw ArgumentError(info_.name + ": the heuristic for '" + h.name + "' gave a value that is not a number, "
                           "bool or None");

@@ -116,6 +116,12 @@ Arg spec_arg(const JitFunction &fn, const std::string &param, bool constexpr_par
              const nlohmann::json &spec, SpecStorage &storage) {
   if (spec.is_string()) {
     const std::string s = spec.get<std::string>();
+    // A quoted constexpr ("'gelu'") is that string even where a jit function
+    // has the name: attorch picks its activation by name (act_func="gelu")
+    // and defines a jit function gelu beside it.
+    if (constexpr_param && s.size() >= 2 && (s.front() == '"' || s.front() == '\'') &&
+        s.back() == s.front())
+      return Arg(storage.strings.emplace_back(s.substr(1, s.size() - 2)).c_str());
     // A constexpr naming a jit function of the same module (higher-order kernels).
     if (auto callee = fn.module().function(s))
       return Arg(storage.functions.emplace_back(std::move(callee)));

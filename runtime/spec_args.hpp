@@ -3,6 +3,7 @@
 //
 // A spec is "*fp32:D", "*kfp16", "i32", "i32:D", "i64", "u64", "fp32", "u1"
 // for runtime parameters, or a JSON value (number, bool, null, a function
+// name; a quoted string, "'gelu'", is a str even where a function has that
 // name) for constexprs and for an integer specialized as 1; a tuple
 // parameter is a JSON array of specs (nested as the tuple is); a host tensor
 // descriptor is "tensordesc<fp16[64, 64]>" (",nan" before the `>` for NaN padding).

@@ -18,6 +18,7 @@ def spec_word(v):
     if v is True: return "true"
     if v is False: return "false"
     if v is None: return "None"
+    if isinstance(v, list): return "(" + ", ".join(spec_word(e) for e in v) + ")"  # a tuple parameter
     return str(v)
 
 

@@ -55,14 +55,18 @@ void AxisInfoAnalysis::forget(const ir::Block &b) {
   for (const ir::Op *op : b.ops) {
     for (const ir::Value *r : op->results)
       memo_.erase(r);
+    solved_.erase(op); // an inner loop solved from the outer loop's guess
     for (const ir::Block *r : op->regions)
       forget(*r);
   }
 }
 
 AxisInfo AxisInfoAnalysis::carried(const ir::Op &loop, size_t i) {
+  if (auto it = solved_.find(&loop); it != solved_.end())
+    return it->second[i];
   const ir::Block &body = *loop.regions[0];
-  const ir::Value *arg = body.args[1 + i], *yielded = body.ops.back()->operands[i];
+  if (solving_[&loop]) // reached again from its own body before a guess was set: no facts
+    return AxisInfo{};
   auto meet = [](const AxisInfo &x, const AxisInfo &y) {
     AxisInfo m;
     for (size_t d = 0; d < m.contig.size(); ++d) {
@@ -75,19 +79,37 @@ AxisInfo AxisInfoAnalysis::carried(const ir::Op &loop, size_t i) {
   auto same = [](const AxisInfo &x, const AxisInfo &y) {
     return x.contig == y.contig && x.div == y.div && x.constancy == y.constancy;
   };
-  // Each round can only lose facts; what the body computed from a guess
-  // that did not hold is forgotten.
-  AxisInfo cur = get(loop.operands[3 + i]);
-  for (int round = 0; round < 4; ++round) {
-    memo_[arg] = cur;
-    const AxisInfo next = meet(cur, get(yielded));
-    if (same(next, cur))
-      return cur;
-    forget(body);
-    cur = next;
+  const size_t n = body.args.size() - 1;
+  solving_[&loop] = true;
+  std::vector<AxisInfo> cur(n);
+  for (size_t k = 0; k < n; ++k)
+    cur[k] = get(loop.operands[3 + k]);
+  // Every carried value gets its guess before the body is read (the body
+  // may compute one from another); each round can only lose facts, and
+  // what the body computed from a guess that did not hold is forgotten.
+  bool settled = false;
+  for (int round = 0; round < 4 && !settled; ++round) {
+    for (size_t k = 0; k < n; ++k)
+      memo_[body.args[1 + k]] = cur[k];
+    std::vector<AxisInfo> next(n);
+    settled = true;
+    for (size_t k = 0; k < n; ++k) {
+      next[k] = meet(cur[k], get(body.ops.back()->operands[k]));
+      settled &= same(next[k], cur[k]);
+    }
+    if (!settled) {
+      forget(body);
+      cur = std::move(next);
+    }
   }
-  forget(body);
-  return AxisInfo{};
+  if (!settled) {
+    forget(body);
+    cur.assign(n, AxisInfo{});
+    for (size_t k = 0; k < n; ++k)
+      memo_[body.args[1 + k]] = cur[k];
+  }
+  solving_.erase(&loop);
+  return (solved_[&loop] = std::move(cur))[i];
 }
 
 const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <unordered_map>
+#include <vector>
 
 #include "compiler/ir/ir.hpp"
 
@@ -37,9 +38,13 @@ private:
   void find_loops(const ir::Block &b);
   /// A value a For carries (its i-th): what its start and every value the
   /// body yields for it have in common, found by iterating from the start.
+  /// All of a loop's carried values are solved together (the body may
+  /// compute one from another), once per loop until `forget` drops it.
   AxisInfo carried(const ir::Op &loop, size_t i);
   void forget(const ir::Block &b);
   std::unordered_map<const ir::Value *, AxisInfo> memo_;
+  std::unordered_map<const ir::Op *, std::vector<AxisInfo>> solved_; ///< For -> its carried values
+  std::unordered_map<const ir::Op *, bool> solving_;                 ///< Fors being solved now
   std::unordered_map<const ir::Value *, const ir::Op *>
       induction_; ///< induction variable -> its For
   std::unordered_map<const ir::Value *, std::pair<const ir::Op *, size_t>>

@@ -39,6 +39,40 @@ std::vector<std::string> param_names(const JitFunctionInfo &fn, const Expr &e, P
   return names;
 }
 
+/// `**kwargs` in triton.autotune(...): flash-linear-attention passes its
+/// tuner-cache choice this way (`**autotune_cache_kwargs`, a dict host code
+/// builds from the Triton version). Those are choices of Triton's Python
+/// tuner that kiln's tuner makes itself; the arguments that shape the
+/// kernel's configs must be written out.
+void read_autotune_splat(const JitFunctionInfo &fn, AutotuneInfo &info, const Expr &value,
+                         PyEval &eval) {
+  PyValue d;
+  try {
+    d = eval.eval(value);
+  } catch (const CompileError &) {
+    return; // built by host code, which kiln does not run: taken as tuner choices
+  }
+  if (d.kind != PyValue::Kind::Dict)
+    fail(fn, value.loc, "triton.autotune's ** argument must be a dict");
+  for (size_t k = 0; k + 1 < d.items.size(); k += 2) {
+    const PyValue &key = d.items[k];
+    if (key.kind != PyValue::Kind::Const || key.c.kind != ConstValue::Kind::Str)
+      fail(fn, value.loc, "triton.autotune's ** argument must map argument names to values");
+    const std::string &name = key.c.s;
+    const PyValue &v = d.items[k + 1];
+    if (name == "cache_results" || name == "use_cuda_graph")
+      continue;
+    if ((name == "warmup" || name == "rep") && v.kind == PyValue::Kind::Const &&
+        v.c.kind == ConstValue::Kind::Int) {
+      (name == "warmup" ? info.warmup : info.rep) = v.c.i;
+      continue;
+    }
+    fail(fn, value.loc,
+         "triton.autotune's '" + name + "' passed through ** is not read by kiln; write it as " +
+             name + "=...");
+  }
+}
+
 void read_autotune(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
   AutotuneInfo info;
   info.loc = d.loc;
@@ -49,8 +83,13 @@ void read_autotune(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
       fail(fn, d.children[i]->loc, "triton.autotune takes at most 5 positional arguments");
     args.emplace_back(kPositional[i - 1], d.children[i].get());
   }
-  for (const Keyword &k : d.keywords)
+  for (const Keyword &k : d.keywords) {
+    if (k.name.empty()) {
+      read_autotune_splat(fn, info, *k.value, eval);
+      continue;
+    }
     args.emplace_back(k.name, k.value.get());
+  }
   bool has_configs = false;
   for (const auto &[name, value] : args) {
     if (name == "configs") {

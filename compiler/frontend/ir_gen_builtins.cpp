@@ -597,6 +597,21 @@ Val tl_cdiv(IrGen &g, CallArgs &a) {
   return Val::tensor(g.sem().binary(Op::FloorDiv, {num}, od));
 }
 
+/// triton.next_power_of_2(n) in a kernel: Triton calls the host function on
+/// the constexpr, so only a compile-time int is accepted.
+Val triton_next_power_of_2(IrGen &g, CallArgs &a) {
+  const Val &n = required(g, a, 0, "n", "triton.next_power_of_2");
+  if (!n.is_const())
+    g.fail("triton.next_power_of_2 needs a compile-time int (a tl.constexpr); use it on block "
+           "sizes, not on "
+           "runtime values");
+  int64_t v =
+      g.const_int(n, "triton.next_power_of_2's n") - 1; // Triton's own bit trick (0 gives 0)
+  for (int s : {1, 2, 4, 8, 16, 32})
+    v |= v >> s;
+  return Val::constant(ConstValue::of_int(v + 1));
+}
+
 /// tl.multiple_of(x, values) and its kin: `values` (an int, or one per dim)
 /// become facts of x's value for the axis info; x itself is returned.
 template <std::array<int32_t, ir::Type::kMaxRank> ir::Facts::*Field>
@@ -852,6 +867,7 @@ const HandlerTable &own_handlers() {
       {"tl.split", tl_split},
       {"tl.dot", tl_dot},
       {"tl.cdiv", tl_cdiv},
+      {"triton.next_power_of_2", triton_next_power_of_2},
       {"tl.multiple_of", tl_multiple_of},
       {"tl.max_contiguous", tl_max_contiguous},
       {"tl.max_constancy", tl_max_constancy},
@@ -958,6 +974,7 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
        {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc",
         "out_dtype"}},
       {"tl.cdiv", {"x", "div"}},
+      {"triton.next_power_of_2", {"n"}},
       {"tl.multiple_of", hint},
       {"tl.max_contiguous", hint},
       {"tl.max_constancy", hint},

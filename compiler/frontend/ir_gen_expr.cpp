@@ -317,6 +317,9 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
       }
       if (attr == "cdiv")
         return Val::builtin("tl.cdiv");
+      if (attr ==
+          "next_power_of_2") // host helper that Triton runs on constexprs (FlagGems' block sizes)
+        return Val::builtin("triton.next_power_of_2");
       break;
     case Val::Ns::Language:
       if (attr == "math") {

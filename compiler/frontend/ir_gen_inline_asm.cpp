@@ -1,8 +1,11 @@
 // tl.inline_asm_elementwise: the user's PTX applied over broadcast blocks,
-// `pack` elements per asm call. Only a GPU runs it; the checks here (the
+// `pack` elements per asm call. Only a GPU runs it (the CPU only a lone f32
+// math instruction it knows the meaning of); the checks here (the
 // constraints against the registers the dtypes and `pack` give) make a
 // wrong call an error at the call, not a crash in LLVM or ptxas.
 #include <cctype>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +98,36 @@ void check_operand_refs(IrGen &g, const std::string &text, int count) {
   }
 }
 
+/// The tl builtin that a lone PTX instruction of one f32 operand computes
+/// ("tanh.approx.f32 $0, $1;" is tl.tanh), so that kernels using such asm
+/// for speed (mamba3's tanh and sin/cos helpers) also run on the CPU, there
+/// exactly rounded instead of within the approximation's error; "" for
+/// `mov` (the value itself); nullopt for any other asm.
+std::optional<std::string> cpu_equivalent(const std::string &text) {
+  std::string t; // the instruction with its spaces and the final ';' dropped
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      t += c;
+  if (!t.empty() && t.back() == ';')
+    t.pop_back();
+  const std::string operands = "$0,$1";
+  if (t.size() <= operands.size() ||
+      t.compare(t.size() - operands.size(), operands.size(), operands) != 0)
+    return std::nullopt;
+  std::string op = t.substr(0, t.size() - operands.size());
+  for (const char *drop : {".ftz", ".approx", ".rn"})
+    if (const size_t at = op.find(drop); at != std::string::npos)
+      op.erase(at, std::strlen(drop));
+  static const std::pair<const char *, const char *> known[] = {
+      {"tanh.f32", "tl.tanh"},   {"sin.f32", "tl.sin"},  {"cos.f32", "tl.cos"},
+      {"ex2.f32", "tl.exp2"},    {"lg2.f32", "tl.log2"}, {"sqrt.f32", "tl.sqrt"},
+      {"rsqrt.f32", "tl.rsqrt"}, {"mov.f32", ""},        {"mov.b32", ""}};
+  for (const auto &[ptx, builtin] : known)
+    if (op == ptx)
+      return std::string(builtin);
+  return std::nullopt;
+}
+
 Val tl_inline_asm_elementwise(IrGen &g, CallArgs &a) {
   const std::string text = string_arg(g, a, 0, "asm");
   const std::string constraints = string_arg(g, a, 1, "constraints");
@@ -140,6 +173,17 @@ Val tl_inline_asm_elementwise(IrGen &g, CallArgs &a) {
            " input registers ($0.. are the outputs, then the inputs; elements narrower than 32 "
            "bits share a register)");
   check_operand_refs(g, text, outputs + inputs);
+  if (!g.gpu_target() && args.size() == 1 && dtypes.size() == 1 && dtypes[0].elem == DType::f32 &&
+      args[0]->type.elem == DType::f32)
+    if (const std::optional<std::string> builtin = cpu_equivalent(text)) {
+      if (builtin->empty())
+        return Val::tensor(args[0]);
+      CallArgs call;
+      call.pos.push_back(Val::tensor(args[0]));
+      call.callee = *builtin;
+      const Val r = g.call_builtin(*builtin, call);
+      return dtype_val.kind == Val::Kind::Tuple ? Val::tuple({r}) : r;
+    }
   if (!g.gpu_target())
     g.fail(std::string(kFn) + " runs PTX, which only the cuda target can: compile this kernel "
                               "with --backend cuda (--target cuda:sm_XX), or use tl.* operations "

@@ -283,7 +283,10 @@ void add_compile_command(CLI::App &app, CommonOptions &common) {
   CLI::App *sub = app.add_subcommand("compile", "Compile one specialization without launching and show its stages");
   sub->add_option("FILE", o->file, "the kernel file")->required()->type_name("");
   sub->add_option("KERNEL", o->kernel, "the @triton.jit function")->required()->type_name("");
-  sub->add_option("SPECS", o->specs, "NAME=SPEC: *fp32, *fp16:D, i32, i32:D, fp32, u1, or a constexpr value")
+  sub->add_option("SPECS", o->specs,
+                  "NAME=SPEC: *fp32, *fp16:D, i32, i32:D, fp32, u1, or a constexpr value ('gelu' "
+                  "quoted is a str "
+                  "even where a jit function is named gelu)")
       ->type_name("NAME=SPEC");
   sub->add_option("--target", o->target, "cpu (the host) or cuda:sm_90")->type_name("T");
   sub->add_option("--emit", o->emit, "ir, llir, ptx, cubin, obj or all (default: llir for cpu)")->type_name("KIND");
