@@ -308,7 +308,7 @@ FutureKernel JitFunction::submit(CacheEntry &entry, async::Scope &mode,
   // file share compile keys but not cache entries.
   return mode.submit(
       async::JobKey{e, job->key}, std::move(stages),
-      [job] { return std::static_pointer_cast<void>(job->take()); },
+      [job] { return std::static_pointer_cast<void>(job->result()); },
       [self, fn = this, e, job](std::shared_ptr<void> result,
                                 std::exception_ptr error) -> const CompiledKernel * {
         // Held here: once the future is cleared a bounded table may evict
