@@ -10,6 +10,10 @@
 // compile pool are annotated (async/compile_pool.cpp) and not suppressed.
 extern "C" const char *__tsan_default_suppressions() {
   return "race_top:oneapi/tbb/\n"
+         // The same by function name, for builds without debug info (no
+         // file paths): a flow-graph task built on one thread and run on
+         // another is handed over through libtbb's task pool.
+         "race_top:tbb::detail::\n"
          "race:tbb::detail::d1::start_for\n"
          "race:tbb::detail::d1::tree_node\n"
          "race:tbb::detail::d1::fold_tree\n"
