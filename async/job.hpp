@@ -34,9 +34,17 @@ public:
   Job(JobKey key, std::vector<StageFn> stages, CompileFn result, FinalizeFn finalize,
       bool ignore_errors)
       : key_(std::move(key)), stages_(std::move(stages)), compile_(std::move(result)),
-        finalize_(std::move(finalize)), ignore_errors_(ignore_errors) {}
+        finalize_(std::move(finalize)), ignore_errors_(ignore_errors) {
+    live_.fetch_add(1, std::memory_order_relaxed);
+  }
   Job(JobKey key, CompileFn compile, FinalizeFn finalize, bool ignore_errors)
       : Job(std::move(key), {}, std::move(compile), std::move(finalize), ignore_errors) {}
+  ~Job() { live_.fetch_sub(1, std::memory_order_relaxed); }
+  Job(const Job &) = delete;
+  Job &operator=(const Job &) = delete;
+
+  /// Jobs alive in the process: a scope's are freed when it ends (tests).
+  static long live() { return live_.load(std::memory_order_relaxed); }
 
   const JobKey &key() const { return key_; }
   State state() const { return state_.load(std::memory_order_acquire); }
@@ -69,6 +77,7 @@ public:
   CompilePool *pool = nullptr;
 
 private:
+  static inline std::atomic<long> live_{0};
   JobKey key_;
   std::vector<StageFn> stages_;
   CompileFn compile_;

@@ -784,7 +784,10 @@ void print_cuda_throughput(const Json &t) {
   for (const auto &[k, v] : t.items())
     if (v.is_number())
       std::cout << "  " << left(k, 36) << padded(fixed(v.get<double>(), 2), 12) << '\n';
-  for (const auto &[k, v] : t.value("stages_ms", Json::object()).items())
+  // Held in a local: a range-for over items() of value()'s temporary would
+  // iterate a destroyed object (only the proxy's lifetime is extended).
+  const Json stages = t.value("stages_ms", Json::object());
+  for (const auto &[k, v] : stages.items())
     std::cout << "  " << left(k + " stages ms", 36) << "  " << stages_line(v) << '\n';
   std::cout << '\n';
 }
