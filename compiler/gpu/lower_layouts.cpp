@@ -78,14 +78,18 @@ auto Lowering::refresh_thread_ids() -> void {
   close_prologue();
   b_.CreateBr(ids);
   b_.SetInsertPoint(ids);
-  tid64_ = b_.CreateZExt(target_->reread_thread_id(), b_.getInt64Ty());
-  lane64_ = b_.CreateAnd(tid64_, b_.getInt64(31));
-  warp64_ = b_.CreateLShr(tid64_, b_.getInt64(5));
+  set_thread_ids(target_->reread_thread_id());
   thread_bits_.clear();
   thread_coords_.clear();
   prologue_ = ids;
   after_prologue_ = rest;
   b_.SetInsertPoint(rest);
+}
+
+auto Lowering::set_thread_ids(llvm::Value *tid) -> void {
+  tid64_ = b_.CreateZExt(tid, b_.getInt64Ty());
+  lane64_ = b_.CreateAnd(tid64_, b_.getInt64(31));
+  warp64_ = b_.CreateLShr(tid64_, b_.getInt64(5));
 }
 
 auto Lowering::close_prologue() -> void {
@@ -220,8 +224,7 @@ auto Lowering::shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *li
 // at once (on an address per slot it spent ~0.1 s in matmul's epilogue).
 auto Lowering::shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m)
     -> llvm::Value * {
-  llvm::Value *t = thread_bits(m);
-  return b_.CreateInBoundsGEP(et, base, b_.CreateAdd(t, b_.CreateLShr(t, b_.getInt64(5))));
+  return shared_element(base, et, thread_bits(m));
 }
 
 auto Lowering::shared_slot(llvm::Value *thread_base, llvm::Type *et, const gpu::BitMap &m,

@@ -28,12 +28,14 @@
 // the parameters' tensors (-1: unknown) follow them, then a pointer to a
 // device record {int32 claimed; int32 argument; int32 line; int32 is_store;
 // int64 offset, extent} that the first load or store outside its tensor
-// fills (claimed by atom.exch) and the driver reads after the launch. A layout pass
-// (gpu/layout_plan.hpp) gives every block value a layout (which thread and register slot holds
-// which element, gpu/layout.hpp); a consumer reads a held value in place when the layouts agree and
-// converts it through shared memory when they do not. Reductions go through warp shuffles, then
-// shared memory across warps; scans through shfl.up; tl.dot on tensor cores (mma.sync with ldmatrix
-// from swizzled shared memory) or, where they do not apply, with FMAs.
+// fills (claimed by atom.exch) and the driver reads after the launch. A
+// layout pass (gpu/layout_plan.hpp) gives every block value a layout (which
+// thread and register slot holds which element, gpu/layout.hpp); a consumer
+// reads a held value in place when the layouts agree and converts it through
+// shared memory when they do not. Reductions go through warp shuffles, then
+// shared memory across warps; scans through shfl.up; tl.dot on tensor cores
+// (mma.sync with ldmatrix from swizzled shared memory, wgmma on sm_90) or,
+// where they do not apply, with FMAs.
 //
 // The code lives in llvm/lowering.hpp and the files it lists; what differs
 // between targets is a TargetLowering (llvm/target_lowering.hpp).

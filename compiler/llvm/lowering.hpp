@@ -179,6 +179,10 @@ private:
   /// bits afresh from there on, so that none stays live across the loop.
   void refresh_thread_ids();
 
+  /// tid64_, lane64_ and warp64_ from this thread's index `tid` (i32),
+  /// at the insertion point.
+  void set_thread_ids(llvm::Value *tid);
+
   /// Ends the last prologue with a branch to the code after it.
   void close_prologue();
 

@@ -547,9 +547,7 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
     l_.pid_[a] = sreg(ctaid[a]);
     l_.nprog_[a] = sreg(nctaid[a]);
   }
-  l_.tid64_ = b_.CreateZExt(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), b_.getInt64Ty());
-  l_.lane64_ = b_.CreateAnd(l_.tid64_, b_.getInt64(31));
-  l_.warp64_ = b_.CreateLShr(l_.tid64_, b_.getInt64(5));
+  l_.set_thread_ids(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
   l_.prologue_ = b_.GetInsertBlock();
   if (l_.opts_.debug) {
     for (size_t i = 0; i < n; ++i)
@@ -566,7 +564,8 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
       b_.CreateAlignmentAssumption(mod_->getDataLayout(), v, 16);
     l_.set(p, v, nullptr);
   }
-  // The prologue stays open for per-layout thread index bits until the end.
+  // The prologue stays open for per-layout thread index bits until the end
+  // (or until a top-level loop ends: refresh_thread_ids opens another).
   llvm::BasicBlock *body = l_.new_bb("body");
   l_.after_prologue_ = body;
   b_.SetInsertPoint(body);
