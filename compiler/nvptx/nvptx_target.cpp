@@ -56,6 +56,8 @@ public:
   std::vector<llvm::Value *> pack_words(const std::vector<llvm::Value *> &vals) override;
 
 private:
+  llvm::Value *exp2_full(llvm::Value *x);
+  llvm::Value *div_full(llvm::Value *a, llvm::Value *b);
   /// Inline PTX `text` with side effects whose first d.size() operands are
   /// f32 registers read and written (`d` in, the new values out), then `in`.
   std::vector<llvm::Value *> asm_through(const std::string &text,
@@ -63,6 +65,10 @@ private:
                                          const std::vector<llvm::Value *> &in,
                                          const std::string &in_constraints);
   void asm_effect(const char *text);
+  /// `@$operand ` predicating an inline PTX instruction on `mask` (an i1 in
+  /// a predicate register, constraint `b`, appended to `constraints`), or
+  /// nothing when there is no mask.
+  static std::string guard(llvm::Value *mask, size_t operand, std::string *constraints);
   std::vector<llvm::Value *> unpack_words(const std::vector<llvm::Value *> &words, llvm::Type *t,
                                           size_t n);
   std::vector<llvm::Value *> asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
@@ -79,17 +85,41 @@ private:
   unsigned shared_bytes_ = 0;
 };
 
+// ptxas expands ex2.approx.f32 and div.full.f32 into several SASS instructions
+// per use, at a cost of its own: in softmax those expansions were a fifth of
+// the assembler's time. Written out here as the exact SASS sequences (checked
+// bit for bit on an H200 over every ex2 input and 2^33 divisions), ptxas has
+// plain instructions to schedule, and LLVM shares a divisor's half of div.full
+// between the elements of a block that divide by one value.
+
+/// ex2.approx.f32: MUFU.EX2 flushes results below 2^-126, so inputs below
+/// -126 (not NaN) are halved and the result squared.
+auto NvptxTarget::exp2_full(llvm::Value *x) -> llvm::Value * {
+  llvm::Type *f = x->getType();
+  llvm::Value *normal = b_.CreateFCmpUGE(x, llvm::ConstantFP::get(f, -126.0));
+  llvm::Value *in = b_.CreateSelect(normal, x, b_.CreateFMul(x, llvm::ConstantFP::get(f, 0.5)));
+  llvm::Value *y = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_ex2_approx_ftz_f, {}, {in});
+  return b_.CreateSelect(normal, y, b_.CreateFMul(y, y));
+}
+
+/// div.full.f32: a * rcp(b), both scaled by 1/4 when |b| > 2^126 and by 2^24
+/// when |b| < 2^-126, so that MUFU.RCP sees a normal number in its range.
+auto NvptxTarget::div_full(llvm::Value *a, llvm::Value *b) -> llvm::Value * {
+  llvm::Type *f = a->getType();
+  auto c = [&](double v) { return llvm::ConstantFP::get(f, v); };
+  llvm::Value *mag = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b);
+  llvm::Value *scale =
+      b_.CreateSelect(b_.CreateFCmpOGT(mag, c(0x1p126)), c(0.25),
+                      b_.CreateSelect(b_.CreateFCmpOLT(mag, c(0x1p-126)), c(0x1p24), c(1.0)));
+  llvm::Value *r =
+      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_rcp_approx_ftz_f, {}, {b_.CreateFMul(b, scale)});
+  return b_.CreateFMul(r, b_.CreateFMul(a, scale));
+}
+
 auto NvptxTarget::binary_math(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t)
     -> llvm::Value * {
-  if (op == BinaryOp::Div && x->getType()->isFloatTy()) {
-    // As Triton: `/` on fp32 is div.full (2 ulp); the IEEE div.rn expands to
-    // a slow path per division that doubled ptxas's time for softmax.
-    auto *fty = llvm::FunctionType::get(b_.getFloatTy(), {b_.getFloatTy(), b_.getFloatTy()}, false);
-    return l_.fresult(
-        b_.CreateCall(llvm::InlineAsm::get(fty, "div.full.f32 $0, $1, $2;", "=f,f,f", false),
-                      {x, y}),
-        t);
-  }
+  if (op == BinaryOp::Div && x->getType()->isFloatTy()) // as Triton's `/`: div.full
+    return l_.fresult(div_full(x, y), t);
   if (op == BinaryOp::Pow) // NVPTX has no pow instruction: libdevice's
     return l_.fresult(l_.library_call("pow", {x, y}), t);
   return nullptr;
@@ -107,9 +137,7 @@ auto NvptxTarget::unary_math(UnaryOp u, llvm::Value *x, const Type &t) -> llvm::
     if (dbl)
       return libdevice("exp");
     return l_.fresult(
-        call(llvm::Intrinsic::nvvm_ex2_approx_f,
-             b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))),
-        t);
+        exp2_full(b_.CreateFMul(x, llvm::ConstantFP::get(x->getType(), 1.4426950408889634))), t);
   case U::Exp2:
     // Triton's exp2 on fp32 flushes denormal results: one MUFU.EX2, where the
     // non-ftz form adds a range fix-up around it in the hottest op of attention.
@@ -222,31 +250,40 @@ auto NvptxTarget::asm_vector_load(llvm::Value *ptr, llvm::Value *mask,
   unsigned bits = 0;
   const char *cls = ptx_class(mt, &bits);
   const size_t v = others.size();
+  // Operands: the v results, the address, the v fallbacks, then the mask.
   std::string regs, movs, cons;
   for (size_t j = 0; j < v; ++j) {
     regs += (j ? ", $" : "$") + std::to_string(j);
     movs += "mov.b" + std::to_string(bits) + " $" + std::to_string(j) + ", $" +
-            std::to_string(v + 2 + j) + "; ";
+            std::to_string(v + 1 + j) + "; ";
     cons += std::string(j ? ",=" : "=") + cls;
   }
-  cons += ",l,r";
+  cons += ",l";
   for (size_t j = 0; j < v; ++j)
     cons += std::string(",") + cls;
   const std::string op =
       v == 1 ? "ld.global.b" + std::to_string(bits) + " " + regs
              : "ld.global.v" + std::to_string(v) + ".b" + std::to_string(bits) + " {" + regs + "}";
-  const std::string text = "{ .reg .pred p; setp.ne.b32 p, $" + std::to_string(v + 1) + ", 0; " +
-                           movs + "@p " + op + ", [$" + std::to_string(v) + "]; }";
+  const std::string text =
+      movs + guard(mask, 2 * v + 1, &cons) + op + ", [$" + std::to_string(v) + "];";
   std::vector<llvm::Type *> rts(v, mt);
-  std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
-  std::vector<llvm::Value *> args = {ptr,
-                                     mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+  std::vector<llvm::Type *> params = {b_.getPtrTy()};
+  std::vector<llvm::Value *> args = {ptr};
   for (llvm::Value *o : others) {
     params.push_back(mt);
     args.push_back(o);
   }
-  auto *fty = llvm::FunctionType::get(llvm::StructType::get(ctx_, rts), params, false);
+  if (mask) {
+    params.push_back(b_.getInt1Ty());
+    args.push_back(mask);
+  }
+  // One output is returned as itself: LLVM's IR reader refuses a
+  // one-member struct from inline asm.
+  llvm::Type *rt = v == 1 ? mt : llvm::StructType::get(ctx_, rts);
+  auto *fty = llvm::FunctionType::get(rt, params, false);
   llvm::Value *r = b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, false), args);
+  if (v == 1)
+    return {r};
   std::vector<llvm::Value *> out;
   for (size_t j = 0; j < v; ++j)
     out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(j)));
@@ -258,26 +295,38 @@ auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
   unsigned bits = 0;
   const char *cls = ptx_class(vals[0]->getType(), &bits);
   const size_t v = vals.size();
-  std::string regs, cons = "l,r";
+  // Operands: the address, the v values, then the mask.
+  std::string regs, cons = "l";
   for (size_t j = 0; j < v; ++j) {
-    regs += (j ? ", $" : "$") + std::to_string(j + 2);
+    regs += (j ? ", $" : "$") + std::to_string(j + 1);
     cons += std::string(",") + cls;
   }
-  cons += ",~{memory}";
   const std::string text =
-      "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p st.global" +
+      guard(mask, v + 1, &cons) + "st.global" +
       (v == 1 ? ".b" + std::to_string(bits) + " [$0], " + regs
               : ".v" + std::to_string(v) + ".b" + std::to_string(bits) + " [$0], {" + regs + "}") +
-      "; }";
-  std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
-  std::vector<llvm::Value *> args = {ptr,
-                                     mask ? b_.CreateZExt(mask, b_.getInt32Ty()) : b_.getInt32(1)};
+      ";";
+  cons += ",~{memory}";
+  std::vector<llvm::Type *> params = {b_.getPtrTy()};
+  std::vector<llvm::Value *> args = {ptr};
   for (llvm::Value *x : vals) {
     params.push_back(x->getType());
     args.push_back(x);
   }
+  if (mask) {
+    params.push_back(b_.getInt1Ty());
+    args.push_back(mask);
+  }
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+}
+
+auto NvptxTarget::guard(llvm::Value *mask, size_t operand, std::string *constraints)
+    -> std::string {
+  if (!mask)
+    return "";
+  *constraints += ",b";
+  return "@$" + std::to_string(operand) + " ";
 }
 
 auto NvptxTarget::ptx_class(llvm::Type *t, unsigned *bits) -> const char * {
@@ -302,15 +351,7 @@ auto NvptxTarget::masked_load(llvm::Value *ptr, llvm::Value *mask, llvm::Value *
   const char *cls = ptx_class(mt, &bits);
   if (!cls || t == DType::i1)
     return nullptr;
-  const std::string b = std::to_string(bits);
-  const std::string asm_text = "{ .reg .pred p; setp.ne.b32 p, $2, 0; mov.b" + b +
-                               " $0, $3; @p ld.global.b" + b + " $0, [$1]; }";
-  const std::string cons = std::string("=") + cls + ",l,r," + cls;
-  auto *fty = llvm::FunctionType::get(mt, {b_.getPtrTy(), b_.getInt32Ty(), mt}, false);
-  auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/false);
-  llvm::Value *r =
-      b_.CreateCall(ia, {ptr, b_.CreateZExt(mask, b_.getInt32Ty()), l_.to_mem(other, t)});
-  return l_.from_mem(r, t);
+  return l_.from_mem(asm_vector_load(ptr, mask, {l_.to_mem(other, t)})[0], t);
 }
 
 auto NvptxTarget::masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value *v) -> bool {
@@ -318,14 +359,7 @@ auto NvptxTarget::masked_store(llvm::Value *ptr, llvm::Value *mask, llvm::Value 
   const char *cls = ptx_class(v->getType(), &bits);
   if (!cls || bits < 16)
     return false;
-  const std::string b = std::to_string(bits);
-  const std::string asm_text =
-      "{ .reg .pred p; setp.ne.b32 p, $2, 0; @p st.global.b" + b + " [$0], $1; }";
-  const std::string cons = std::string("l,") + cls + ",r,~{memory}";
-  auto *fty = llvm::FunctionType::get(b_.getVoidTy(),
-                                      {b_.getPtrTy(), v->getType(), b_.getInt32Ty()}, false);
-  auto *ia = llvm::InlineAsm::get(fty, asm_text, cons, /*hasSideEffects=*/true);
-  b_.CreateCall(ia, {ptr, v, b_.CreateZExt(mask, b_.getInt32Ty())});
+  asm_vector_store(ptr, mask, {v});
   return true;
 }
 

@@ -7,7 +7,7 @@
 # difference between one and two CTAs an SM.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %s swiglu 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' n=i32:D BLOCK=1024 | %FileCheck %s
 # CHECK: ld.global.v4.b32
-# CHECK: ex2.approx.f32
+# CHECK: ex2.approx.ftz.f32
 # CHECK: cvt.rn.bf16.f32
 # CHECK: cvt.rn.bf16x2.f32
 # CHECK: st.global.v4.b32

@@ -47,7 +47,7 @@
 # RAG: fence.proxy.async.shared::cta
 # RAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 # RAG: wgmma.commit_group.sync.aligned
-# RAG: @p ld.global.b16
+# RAG: @%p{{[0-9]+}} ld.global.b16
 # RAG: wgmma.wait_group.sync.aligned 0
 # RAG-NOT: cp.async
 import triton
