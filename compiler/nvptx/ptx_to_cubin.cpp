@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <sstream>
+#include <vector>
 
 #include "compiler/nvptx/nvjitlink_types.hpp"
 
@@ -182,6 +183,35 @@ void wait_for_warm_up() {
     f.wait();
 }
 
+/// ptxas needs a few MB more for a kernel of some hundred lines than for the
+/// warm-up's, and the first touch of each fresh heap page is a page fault:
+/// the first softmax compile of a process paid ~1,200 of them (~10 ms, on
+/// the assembler thread's glibc arena) where the next paid ten. Touching
+/// that memory once during the warm-up, on the thread that will assemble,
+/// moves the cost off the first compile. Freeing one block above glibc's
+/// mmap threshold first raises its trim threshold (glibc's documented
+/// dynamic thresholds), so the freed pages stay with the arena.
+constexpr size_t kAssemblerHeapBytes = size_t{16} << 20;
+
+void touch_heap(size_t bytes) {
+  if (auto *big = static_cast<volatile char *>(std::malloc(2 * bytes))) {
+    big[0] = 0;
+    std::free(const_cast<char *>(big));
+  }
+  constexpr size_t kBlock = size_t{1} << 20;
+  std::vector<volatile char *> blocks;
+  for (size_t n = 0; n < bytes; n += kBlock) {
+    auto *b = static_cast<volatile char *>(std::malloc(kBlock));
+    if (!b)
+      break;
+    for (size_t i = 0; i < kBlock; i += 4096)
+      b[i] = 0;
+    blocks.push_back(b);
+  }
+  for (volatile char *b : blocks)
+    std::free(const_cast<char *>(b));
+}
+
 } // namespace
 
 std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
@@ -222,7 +252,8 @@ void warm_up_nvjitlink(int sm) {
       // vector loads, shuffles, barriers, shared memory and approximate math
       // still paid ~40 ms after an empty warm-up had paid the ~200 ms of
       // initialization (softmax's compile: 54 ms, 41 of them nvJitLink).
-      const std::string ptx = ".version 8.0\n.target sm_" + std::to_string(sm) + "\n.address_size 64\n" + R"(
+      const std::string ptx =
+          ".version 8.0\n.target sm_" + std::to_string(sm) + "\n.address_size 64\n" + R"(
 .extern .shared .align 16 .b8 kiln_smem[];
 .visible .entry kiln_warm(.param .u64 p0, .param .u32 p1)
 {
@@ -254,9 +285,13 @@ void warm_up_nvjitlink(int sm) {
 	bar.sync 0;
 	ld.shared.v4.f32 {%f7, %f8, %f9, %f10}, [kiln_smem];
 	sub.f32 %f7, %f3, %f7;
-	ex2.approx.f32 %f7, %f7;
+	ex2.approx.ftz.f32 %f7, %f7;
 	lg2.approx.f32 %f8, %f8;
-	div.full.f32 %f9, %f7, %f9;
+	abs.f32 %f9, %f9;
+	setp.gt.f32 %p2, %f9, 0f7E800000;
+	selp.f32 %f9, 0f3E800000, 0f3F800000, %p2;
+	rcp.approx.ftz.f32 %f9, %f9;
+	mul.f32 %f9, %f7, %f9;
 	div.rn.f32 %f10, %f10, %f4;
 	fma.rn.f32 %f11, %f9, %f8, %f10;
 	cvt.rn.f16.f32 %rs1, %f11;
@@ -270,6 +305,7 @@ void warm_up_nvjitlink(int sm) {
         with_nvjitlink(*a, ptx, sm);
       } catch (const std::exception &) {
       }
+      touch_heap(kAssemblerHeapBytes);
     });
   });
 }
