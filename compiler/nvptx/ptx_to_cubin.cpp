@@ -188,13 +188,16 @@ void wait_for_warm_up() {
 /// the first softmax compile of a process paid ~1,200 of them (~10 ms, on
 /// the assembler thread's glibc arena) where the next paid ten. Touching
 /// that memory once during the warm-up, on the thread that will assemble,
-/// moves the cost off the first compile. Freeing one block above glibc's
-/// mmap threshold first raises its trim threshold (glibc's documented
-/// dynamic thresholds), so the freed pages stay with the arena.
+/// moves the cost off the first compile. Freeing one mmap-ed block first
+/// raises glibc's mmap threshold to its size and the trim threshold to twice
+/// that (glibc's documented dynamic thresholds), so ptxas's blocks of some MB
+/// come from the arena and the freed pages stay with it: without that, every
+/// compile re-faulted ~800 pages. The block must be at most 32 MiB
+/// (DEFAULT_MMAP_THRESHOLD_MAX), or glibc leaves the thresholds alone.
 constexpr size_t kAssemblerHeapBytes = size_t{16} << 20;
 
 void touch_heap(size_t bytes) {
-  if (auto *big = static_cast<volatile char *>(std::malloc(2 * bytes))) {
+  if (auto *big = static_cast<volatile char *>(std::malloc(bytes))) {
     big[0] = 0;
     std::free(const_cast<char *>(big));
   }

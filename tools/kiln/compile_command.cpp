@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "compiler/nvptx/ptx_to_cubin.hpp"
 #include "compiler/target.hpp"
 #include "kiln/kiln.hpp"
 #include "runtime/jit_function.hpp"
@@ -51,6 +52,11 @@ def kiln_warm_up(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 )";
 
 void warm_up_compile(const compiler::Target &target) {
+  // The runtime starts nvJitLink's warm-up when it opens the GPU (Context);
+  // a --target cuda compile on a machine without one would otherwise time
+  // the assembler's first-use set-up in the first compile.
+  if (target.sm > 0)
+    nvptx::warm_up_nvjitlink(target.sm);
   const Module m = Module::from_string(kWarmUpSource, "<kiln compile: warm-up>");
   const Kernel k = m.kernel("kiln_warm_up");
   runtime::SpecStorage storage;
