@@ -5,6 +5,7 @@
 #include <deque>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -25,18 +26,18 @@ public:
     return *pool;
   }
 
-  std::future<void> submit(std::function<void()> job) {
-    std::packaged_task<void()> task(std::move(job));
-    std::future<void> done = task.get_future();
+  std::future<void> submit(std::function<void()> fn) {
+    Job job{std::move(fn), {}};
+    std::future<void> done = job.done.get_future();
     std::lock_guard<std::mutex> lock(mutex_);
     if (!idle_.empty()) {
       Slot *s = idle_.back();
       idle_.pop_back();
-      s->task = std::move(task);
+      s->job = std::move(job);
       s->ready.notify_one();
       return done;
     }
-    queue_.push_back(std::move(task));
+    queue_.push_back(std::move(job));
     if (threads_ < max_threads_) {
       ++threads_;
       std::thread([this] { serve(); }).detach();
@@ -45,31 +46,59 @@ public:
   }
 
 private:
+  struct Job {
+    std::function<void()> fn;
+    std::promise<void> done;
+  };
   struct Slot {
     std::condition_variable ready;
-    std::packaged_task<void()> task;
+    std::optional<Job> job;
   };
 
   void serve() {
     Slot slot;
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
+      if (!slot.job) {
+        if (!queue_.empty()) {
+          slot.job = std::move(queue_.front());
+          queue_.pop_front();
+        } else {
+          idle_.push_back(&slot);
+          slot.ready.wait(lock, [&] { return slot.job.has_value(); });
+        }
+      }
+      Job job = std::move(*slot.job);
+      slot.job.reset();
+      lock.unlock();
+      std::exception_ptr error;
+      try {
+        job.fn();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      // Idle (or holding the next queued job) before the caller hears that
+      // this one is done, so that the caller's next job comes back here.
+      lock.lock();
       if (!queue_.empty()) {
-        slot.task = std::move(queue_.front());
+        slot.job = std::move(queue_.front());
         queue_.pop_front();
       } else {
         idle_.push_back(&slot);
-        slot.ready.wait(lock, [&] { return slot.task.valid(); });
       }
-      std::packaged_task<void()> task = std::move(slot.task);
       lock.unlock();
-      task();
+      if (error)
+        job.done.set_exception(error);
+      else
+        job.done.set_value();
       lock.lock();
+      if (!slot.job)
+        slot.ready.wait(lock, [&] { return slot.job.has_value(); });
     }
   }
 
   std::mutex mutex_;
-  std::deque<std::packaged_task<void()>> queue_;
+  std::deque<Job> queue_;
   std::vector<Slot *> idle_; ///< the most recently idle last
   size_t threads_ = 0;
   const size_t max_threads_ = std::max(1u, std::thread::hardware_concurrency());
