@@ -14,7 +14,10 @@
 
 namespace kiln::runtime {
 
-inline constexpr unsigned kMaxParams = 64;
+/// Real kernels pass many scalars: mamba3's fused forward kernel has 129
+/// parameters. The launch path's arrays are sized by this and left
+/// uninitialized, so a larger bound costs stack, not time.
+inline constexpr unsigned kMaxParams = 256;
 
 /// A key as a cache entry keeps it: owned copies of the words and strings.
 struct StoredKey {

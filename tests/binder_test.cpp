@@ -452,3 +452,28 @@ TEST_CASE("binder: argument errors name the kernel and the parameter") {
                          kiln::ArgumentError);
   }
 }
+
+TEST_CASE("binder: a kernel with 129 parameters launches (mamba3's forward kernel has as many); "
+          "257 is a clear error") {
+  auto source_with = [](int n) {
+    std::string s =
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef many(out_ptr";
+    for (int i = 1; i < n; ++i)
+      s += ", a" + std::to_string(i);
+    s += "):\n    tl.store(out_ptr, a1 + a" + std::to_string(n - 1) + ")\n";
+    return s;
+  };
+  constexpr int kParams = 129;
+  const kiln::Module m = kiln::Module::from_string(source_with(kParams), "many.py");
+  float out = 0;
+  std::vector<kiln::Arg> args{kiln::Arg(&out)};
+  for (int i = 1; i < kParams; ++i)
+    args.emplace_back(i * 1.0f);
+  m.kernel("many").run(args, kiln::Grid{1});
+  CHECK(out == 1.0f + (kParams - 1));
+
+  const kiln::Module over = kiln::Module::from_string(source_with(257), "over.py");
+  CHECK_THROWS_WITH_AS(over.kernel("many"),
+                       doctest::Contains("has 257 parameters; kiln supports at most 256"),
+                       kiln::ArgumentError);
+}
