@@ -86,10 +86,18 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   }
   // Slots c | n tile << 2 | ...: pairs of neighbouring slots are (c0, c1),
   // (c2, c3), one f16x2 register each.
+  // (Packed by inserts, not pack_words' paired rounding: the loop-carried
+  // halves then pass through, llvm/half_phis.hpp.)
   if (half_acc) {
-    for (llvm::Value *&x : d)
-      x = to_mem(x, DType::f16);
-    d = target_->pack_words(d);
+    auto *h2 = llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+    std::vector<llvm::Value *> w;
+    for (size_t s = 0; s < d.size(); s += 2) {
+      llvm::Value *p = llvm::PoisonValue::get(h2);
+      for (uint64_t j = 0; j < 2; ++j)
+        p = b_.CreateInsertElement(p, to_mem(d[s + j], DType::f16), j);
+      w.push_back(b_.CreateBitCast(p, b_.getInt32Ty()));
+    }
+    d = std::move(w);
   }
   if (!have_a || !have_b) {
     const int64_t a_bytes = have_a ? 0 : (M * K * bytes + 1023) / 1024 * 1024;
