@@ -200,6 +200,9 @@ TEST_CASE("dot dtypes: what Triton rejects is a compile error") {
                  "out_dtype=bfloat16 is unsupported"));
   CHECK(dot_rule(DType::f16, "tl.dot(a, b, out_dtype=tl.int32)", DType::i32) ==
         "tl.dot of float16 operands accumulates in float16 or float32, not out_dtype=int32");
+  CHECK(
+      dot_rule(DType::f32, "tl.dot(a, b, input_precision='ieee', allow_tf32=False)", DType::f32) ==
+      "tl.dot takes input_precision or allow_tf32 (deprecated), not both");
   CHECK(dot_rule(DType::i8, "tl.dot(a, b)", DType::i32, 16) ==
         "tl.dot of 8-bit operands needs K >= 32 (as Triton on NVIDIA), got <16x16xi8> and "
         "<16x16xi8>");

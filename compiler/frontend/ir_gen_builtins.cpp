@@ -532,6 +532,9 @@ Val tl_split(IrGen &g, CallArgs &a) {
 // lowering reads it to choose tensor cores or exact FMAs for fp32 operands.
 std::string dot_precision(IrGen &g, CallArgs &a) {
   const Val *p = optional_arg(a, 3, "input_precision");
+  const Val *allow = optional_arg(a, 4, "allow_tf32");
+  if (p && !p->is_none() && allow && !allow->is_none())
+    g.fail("tl.dot takes input_precision or allow_tf32 (deprecated), not both");
   if (p && !p->is_none()) {
     if (!p->is_const() || p->c.kind != ConstValue::Kind::Str)
       g.fail("tl.dot's input_precision must be a string: \"tf32\", \"tf32x3\" or \"ieee\"");
@@ -540,7 +543,6 @@ std::string dot_precision(IrGen &g, CallArgs &a) {
       g.fail("tl.dot's input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + s + "\"");
     return s;
   }
-  const Val *allow = optional_arg(a, 4, "allow_tf32");
   if (allow && allow->is_const() && allow->c.kind == ConstValue::Kind::Bool && !allow->c.b)
     return "ieee";
   return "tf32";
