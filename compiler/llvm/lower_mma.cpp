@@ -4,6 +4,8 @@
 // accumulator in the mma layout of gpu/mma_layout.hpp.
 #include "compiler/llvm/lowering.hpp"
 
+#include <llvm/IR/InlineAsm.h>
+
 #include "kiln/error.hpp"
 
 namespace kiln::llvmgen::detail {
@@ -258,11 +260,21 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
     k_loop(d, Part::All, Part::All);
   } else {
     llvm::Value *zero = llvm::ConstantFP::get(b_.getFloatTy(), 0.0);
+    // Each pass reads its fragments anew (an empty asm that clobbers memory
+    // keeps the loads apart): shared by the three, every k step's would stay
+    // live throughout, and 64x64x64 tiles spilled.
+    auto reread = [&] {
+      b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "",
+                                         "~{memory}", /*hasSideEffects=*/true),
+                    {});
+    };
     std::vector<llvm::Value *> sum(d.size(), zero);
     k_loop(sum, Part::Small, Part::Big);
+    reread();
     k_loop(sum, Part::Big, Part::Small);
     for (llvm::Value *&x : sum)
       x = b_.CreateSelect(b_.CreateFCmpUNO(x, x), zero, x);
+    reread();
     k_loop(sum, Part::Big, Part::Big);
     for (size_t s = 0; s < d.size(); ++s)
       d[s] = b_.CreateFAdd(sum[s], d[s]);
