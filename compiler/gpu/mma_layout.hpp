@@ -11,6 +11,10 @@
 //   B (16-bit) b0..b3:  row 2t (+1 for bit 0, +8 for bit 1), column g;
 //   tf32 (32-bit, k8):  A a0..a3 row g (+8 bit 0), column t (+4 bit 1);
 //                       B b0, b1 row t (+4 bit 0), column g.
+// int8 (k32) words are the 16-bit ones with four K-consecutive bytes each
+// (A a0..a3 row g (+8 for a1, a3), columns 4t.. (+16 for a2, a3); B b0, b1
+// rows 4t.. (+16 for b1), column g): only ever read by ldmatrix from
+// K-major shared memory, so no operand layout below describes them.
 // Which dot gets which instruction is decided here once, for the layout plan
 // and the lowering alike.
 #pragma once
