@@ -98,3 +98,38 @@ cases.append(Case("gpu", G, "int_reductions", [1], dict(x_ptr=IX, out_ptr="zeros
 RX = f32(256)
 cases.append(Case("gpu", G, "reshape_kernel", [1], dict(x_ptr=RX, out_ptr="zeros:32:f32", BM=8, BN=32), ["out_ptr"],
                   lambda i: {"out_ptr": i["x_ptr"].reshape(8, 32).sum(0)}, tol=1e-4))
+
+# ---- dot dtypes on tensor cores (issue 11): int8 -> int32 (exact), f16
+# accumulators (out_dtype=tl.float16, rounded to f16 each k step), tf32x3 ----
+D = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "dot_kernels.py")
+
+
+def dot_case(kernel, M, N, Kd, BM, BN, BK, a, b, b_k_major, out, ref, **kw):
+    # b_k_major: B stored N x K (K contiguous, as the pipeline's cp.async wants it for int8)
+    bk, bn = (1, Kd) if b_k_major else (N, 1)
+    cases.append(Case("gpu", D, kernel, [(M + BM - 1) // BM, (N + BN - 1) // BN],
+                      dict(a_ptr=a, b_ptr=b.T.copy() if b_k_major else b, c_ptr=f"zeros:{M}x{N}:{out}", M=M, N=N, K=Kd,
+                           stride_am=Kd, stride_ak=1, stride_bk=bk, stride_bn=bn, stride_cm=N, stride_cn=1,
+                           BM=BM, BN=BN, BK=BK),
+                      ["c_ptr"], lambda i: {"c_ptr": ref(i["a_ptr"], i["b_ptr"].T if b_k_major else i["b_ptr"])}, **kw))
+
+
+def i8(*s):
+    return rng.integers(-128, 128, s).astype(np.int8)
+
+
+# BM 64/128 with 4 warps: wgmma on sm_90; BM 32: mma.sync m16n8k32.
+for M, N, Kd, BM, BN, BK, kmaj in [(100, 130, 70, 32, 32, 32, False), (128, 128, 256, 64, 64, 64, True),
+                                   (200, 96, 160, 128, 64, 32, False), (64, 64, 64, 64, 64, 64, True),
+                                   (70, 50, 300, 32, 64, 128, True)]:
+    dot_case("matmul_i8", M, N, Kd, BM, BN, BK, i8(M, Kd), i8(Kd, N), kmaj, "i32",
+             lambda a, b: (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), exact=True)
+for M, N, Kd, BM, BN, BK, kmaj in [(100, 130, 70, 32, 32, 32, False), (128, 128, 128, 64, 64, 32, False),
+                                   (256, 64, 96, 128, 64, 32, True), (33, 17, 9, 16, 16, 16, False)]:
+    dot_case("matmul_f16_acc", M, N, Kd, BM, BN, BK, (f32(M, Kd) * 0.5).astype(np.float16),
+             (f32(Kd, N) * 0.5).astype(np.float16), kmaj, "f16",
+             lambda a, b: a.astype(np.float32) @ b.astype(np.float32), tol=2e-2)
+for M, N, Kd, BM, BN, BK, kmaj in [(100, 130, 70, 32, 32, 16, False), (64, 64, 64, 64, 64, 32, False),
+                                   (33, 17, 9, 16, 16, 16, True), (128, 96, 200, 64, 32, 32, False)]:
+    dot_case("matmul_tf32x3", M, N, Kd, BM, BN, BK, f32(M, Kd), f32(Kd, N), kmaj, "f32",
+             lambda a, b: a.astype(np.float64) @ b.astype(np.float64), tol=1e-5)

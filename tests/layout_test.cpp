@@ -138,7 +138,11 @@ TEST_CASE("layout: which tensor-core dots fit sm_90's wgmma") {
   CHECK(wgmma_fits(MmaKind::F16, 128, 128, 32, 4));
   CHECK(wgmma_fits(MmaKind::BF16, 128, 256, 64, 8));
   CHECK(wgmma_fits(MmaKind::F16, 64, 16, 16, 4));
-  CHECK_FALSE(wgmma_fits(MmaKind::TF32, 128, 128, 32, 4)); // f16 and bf16 only
+  CHECK(wgmma_fits(MmaKind::F16F16, 128, 128, 32, 4));
+  CHECK(wgmma_fits(MmaKind::I8, 128, 128, 64, 4));
+  CHECK_FALSE(wgmma_fits(MmaKind::I8, 128, 256, 64, 4));   // int8: N <= 224, as Triton
+  CHECK_FALSE(wgmma_fits(MmaKind::TF32, 128, 128, 32, 4)); // f16, bf16 and int8 only
+  CHECK_FALSE(wgmma_fits(MmaKind::TF32X3, 128, 128, 32, 4));
   CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 64, 32, 8));    // 8 warps need 128 rows
   CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 64, 32, 2));    // not a warpgroup
   CHECK_FALSE(wgmma_fits(MmaKind::F16, 64, 512, 32, 4));   // one instruction spans N
@@ -154,8 +158,11 @@ TEST_CASE("layout: which dots run on tensor cores") {
   CHECK(mma_kind(kiln::DType::bf16, kiln::DType::f32, "tf32", 16, 16, 16, 80) == MmaKind::BF16);
   CHECK(mma_kind(kiln::DType::f32, kiln::DType::f32, "tf32", 64, 64, 16, 90) == MmaKind::TF32);
   CHECK(mma_kind(kiln::DType::f32, kiln::DType::f32, "ieee", 64, 64, 16, 90) == MmaKind::None);
-  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f16, "tf32", 64, 64, 16, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::f32, kiln::DType::f32, "tf32x3", 64, 64, 16, 80) == MmaKind::TF32X3);
+  CHECK(mma_kind(kiln::DType::f16, kiln::DType::f16, "tf32", 64, 64, 16, 90) == MmaKind::F16F16);
   CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 8, 64, 16, 90) == MmaKind::None);
   CHECK(mma_kind(kiln::DType::f16, kiln::DType::f32, "tf32", 64, 64, 16, 75) == MmaKind::None);
-  CHECK(mma_kind(kiln::DType::i8, kiln::DType::i32, "tf32", 64, 64, 32, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::i8, kiln::DType::i32, "tf32", 64, 64, 32, 80) == MmaKind::I8);
+  CHECK(mma_kind(kiln::DType::i8, kiln::DType::i32, "tf32", 64, 64, 16, 90) == MmaKind::None);
+  CHECK(mma_kind(kiln::DType::u8, kiln::DType::i32, "tf32", 64, 64, 32, 90) == MmaKind::None);
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -531,6 +532,9 @@ Val tl_split(IrGen &g, CallArgs &a) {
 // lowering reads it to choose tensor cores or exact FMAs for fp32 operands.
 std::string dot_precision(IrGen &g, CallArgs &a) {
   const Val *p = optional_arg(a, 3, "input_precision");
+  const Val *allow = optional_arg(a, 4, "allow_tf32");
+  if (p && !p->is_none() && allow && !allow->is_none())
+    g.fail("tl.dot takes input_precision or allow_tf32 (deprecated), not both");
   if (p && !p->is_none()) {
     if (!p->is_const() || p->c.kind != ConstValue::Kind::Str)
       g.fail("tl.dot's input_precision must be a string: \"tf32\", \"tf32x3\" or \"ieee\"");
@@ -539,10 +543,38 @@ std::string dot_precision(IrGen &g, CallArgs &a) {
       g.fail("tl.dot's input_precision must be \"tf32\", \"tf32x3\" or \"ieee\", got \"" + s + "\"");
     return s;
   }
-  const Val *allow = optional_arg(a, 4, "allow_tf32");
   if (allow && allow->is_const() && allow->c.kind == ConstValue::Kind::Bool && !allow->c.b)
     return "ieee";
   return "tf32";
+}
+
+// Triton 3.6's result dtype of tl.dot (semantic.py `dot`): int32 for int8
+// operands (out_dtype ignored), float32 for float32 and bfloat16 ones,
+// float64 for float64, out_dtype (float16 or float32) for float16 and fp8.
+// What Triton rejects is a compile error here, never a silent cast.
+DType dot_result(IrGen &g, DType operand, const std::optional<DType> &out_dtype) {
+  const std::string named = std::string(dtype_language_name(operand));
+  if (is_int(operand)) {
+    if (operand != DType::i8)
+      g.fail("tl.dot of integers takes int8 operands only (as Triton), got " + named);
+    return DType::i32;
+  }
+  if (!is_fp8(operand) && operand != DType::f16 && operand != DType::bf16 &&
+      operand != DType::f32 && operand != DType::f64)
+    g.fail("tl.dot's operands must be int8, float16, bfloat16, float32, float64 or fp8, got " +
+           named);
+  const DType out = out_dtype.value_or(DType::f32);
+  if (out == DType::bf16)
+    g.fail("tl.dot's out_dtype=bfloat16 is unsupported (as in Triton): use out_dtype=float32 "
+           "or float16 and cast the result with .to(tl.bfloat16)");
+  if (operand == DType::f32 || operand == DType::bf16)
+    return DType::f32;
+  if (operand == DType::f64)
+    return DType::f64;
+  if (out != DType::f16 && out != DType::f32)
+    g.fail("tl.dot of " + named + " operands accumulates in float16 or float32, not out_dtype=" +
+           std::string(dtype_language_name(out)));
+  return out;
 }
 
 Val tl_dot(IrGen &g, CallArgs &a) {
@@ -558,19 +590,37 @@ Val tl_dot(IrGen &g, CallArgs &a) {
   if (x->type.elem != y->type.elem)
     g.fail("tl.dot's operands must have the same element type, got " + x->type.element().str() + " and " +
            y->type.element().str());
-  Type out = x->type.is_int() ? Type::scalar(DType::i32) : Type::scalar(DType::f32);
-  if (const Val *od = optional_arg(a, 6, "out_dtype"))
-    out = g.const_dtype(*od, "tl.dot's out_dtype");
-  if (x->type.elem == DType::f64)
-    out = Type::scalar(DType::f64);
+  if (dtype_size(x->type.elem) == 1 && K < 32)
+    g.fail("tl.dot of 8-bit operands needs K >= 32 (as Triton on NVIDIA), got " + x->type.str() +
+           " and " + y->type.str());
+  std::optional<DType> out_dtype;
+  if (const Val *od = optional_arg(a, 6, "out_dtype"); od && !od->is_none())
+    out_dtype = g.const_dtype(*od, "tl.dot's out_dtype").elem;
+  const Type out = Type::scalar(dot_result(g, x->type.elem, out_dtype));
   int64_t dims[2] = {M, N};
   const Type rt = out.with_shape(dims, 2);
   ir::Value *acc;
-  if (const Val *accv = optional_arg(a, 2, "acc")) {
+  if (const Val *accv = optional_arg(a, 2, "acc"); accv && !accv->is_none()) {
     acc = g.to_tensor(*accv, "tl.dot's acc");
     if (!acc->type.same_shape(rt))
       g.fail("tl.dot's acc must be " + rt.str() + ", got " + acc->type.str());
-    acc = g.sem().cast(acc, out);
+    // Triton asserts acc's dtype is out_dtype (float32 unless given), and
+    // the dot's result has acc's dtype: both must hold.
+    const DType ae = acc->type.elem, xe = x->type.elem;
+    const std::string acc_name(dtype_language_name(ae));
+    // Whether some out_dtype makes a dot of these operands accumulate in ae.
+    bool fits = ae == (xe == DType::f64 ? DType::f64 : DType::f32);
+    if (is_int(xe))
+      fits = ae == DType::i32;
+    else if (xe == DType::f16 || is_fp8(xe))
+      fits = ae == DType::f16 || ae == DType::f32;
+    if (fits && ae != out_dtype.value_or(DType::f32))
+      g.fail("tl.dot's acc of " + acc_name + " needs out_dtype=tl." + acc_name +
+             " (as in Triton: acc's dtype must be out_dtype, float32 unless given)");
+    if (ae != out.elem)
+      g.fail("tl.dot's acc is " + acc->type.str() + ", but a dot of " +
+             std::string(dtype_language_name(xe)) + " operands accumulates in " +
+             std::string(dtype_language_name(out.elem)));
   } else {
     acc = out.is_float() ? g.builder().constant_float(out, 0) : g.builder().constant_int(out, 0);
     acc = g.sem().broadcast_to(acc, rt);

@@ -152,16 +152,21 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
   }
 }
 
+MmaKind LayoutPlan::mma_kind(const ir::Op &op) const {
+  const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  return gpu::mma_kind(a.elem, r.elem, op.str, a.shape[0], r.shape[1], a.shape[1], sm_);
+}
+
 bool LayoutPlan::wgmma(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
   const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
-  return wgmma_ && wgmma_fits(mma_kind(a.elem, r.elem, op.str, M, N, K, sm_), M, N, K, warps_);
+  return wgmma_ && wgmma_fits(mma_kind(op), M, N, K, warps_);
 }
 
 EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
-  const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
-  if (mma_kind(a.elem, r.elem, op.str, M, N, K, sm_) == MmaKind::None)
+  const int64_t M = a.shape[0], N = r.shape[1];
+  if (mma_kind(op) == MmaKind::None)
     return default_layout(r);
   // A warpgroup's accumulator is the mma one with its 4 warps over M.
   if (wgmma(op))

@@ -27,6 +27,7 @@
 
 #include "compiler/analysis/axis_info.hpp"
 #include "compiler/gpu/layout.hpp"
+#include "compiler/gpu/mma_layout.hpp"
 #include "compiler/ir/ir.hpp"
 
 namespace kiln::gpu {
@@ -52,6 +53,8 @@ public:
   analysis::AxisInfoAnalysis &axis() { return axis_; }
   /// Whether tensor-core dot `op` runs on wgmma (gpu/mma_layout.hpp).
   bool wgmma(const ir::Op &op) const;
+  /// The tensor-core instruction of dot `op` (MmaKind::None: FMAs).
+  MmaKind mma_kind(const ir::Op &op) const;
 
 private:
   void settle(const ir::Block &b, bool &changed);

@@ -69,24 +69,46 @@ std::vector<Src> cat(std::vector<Src> a, const std::vector<Src> &b) {
 
 MmaKind mma_kind(DType operand, DType result, const std::string &precision, int64_t M, int64_t N,
                  int64_t K, int sm) {
-  if (sm < 80 || result != DType::f32 || M < 16 || N < 8)
+  if (sm < 80 || M < 16 || N < 8)
     return MmaKind::None;
-  if (operand == DType::f16 && K >= 16)
-    return MmaKind::F16;
-  if (operand == DType::bf16 && K >= 16)
-    return MmaKind::BF16;
-  if (operand == DType::f32 && K >= 8 && (precision.empty() || precision == "tf32"))
-    return MmaKind::TF32;
-  return MmaKind::None;
+  MmaKind k = MmaKind::None;
+  if (operand == DType::f16 && result == DType::f32)
+    k = MmaKind::F16;
+  else if (operand == DType::f16 && result == DType::f16)
+    k = MmaKind::F16F16;
+  else if (operand == DType::bf16 && result == DType::f32)
+    k = MmaKind::BF16;
+  else if (operand == DType::f32 && result == DType::f32 &&
+           (precision.empty() || precision == "tf32"))
+    k = MmaKind::TF32;
+  else if (operand == DType::f32 && result == DType::f32 && precision == "tf32x3")
+    k = MmaKind::TF32X3;
+  else if (operand == DType::i8 && result == DType::i32)
+    k = MmaKind::I8;
+  return k != MmaKind::None && K >= mma_k(k) ? k : MmaKind::None;
 }
 
 int mma_k(MmaKind k) {
-  return k == MmaKind::TF32 ? 8 : 16;
+  switch (k) {
+  case MmaKind::TF32:
+  case MmaKind::TF32X3:
+    return 8;
+  case MmaKind::I8:
+    return 32;
+  default:
+    return 16;
+  }
+}
+
+int mma_operand_bytes(MmaKind k) {
+  return k == MmaKind::I8 ? 1 : k == MmaKind::TF32 || k == MmaKind::TF32X3 ? 4 : 2;
 }
 
 bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps) {
-  return (k == MmaKind::F16 || k == MmaKind::BF16) && num_warps % 4 == 0 &&
-         M % (16 * num_warps) == 0 && N >= 16 && N <= 256 && K % 16 == 0;
+  const bool kind = k == MmaKind::F16 || k == MmaKind::BF16 || k == MmaKind::F16F16 ||
+                    (k == MmaKind::I8 && N <= 224);
+  return kind && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && N >= 16 && N <= 256 &&
+         K % mma_k(k) == 0;
 }
 
 std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first) {

@@ -11,6 +11,10 @@
 //   B (16-bit) b0..b3:  row 2t (+1 for bit 0, +8 for bit 1), column g;
 //   tf32 (32-bit, k8):  A a0..a3 row g (+8 bit 0), column t (+4 bit 1);
 //                       B b0, b1 row t (+4 bit 0), column g.
+// int8 (k32) words are the 16-bit ones with four K-consecutive bytes each
+// (A a0..a3 row g (+8 for a1, a3), columns 4t.. (+16 for a2, a3); B b0, b1
+// rows 4t.. (+16 for b1), column g): only ever read by ldmatrix from
+// K-major shared memory, so no operand layout below describes them.
 // Which dot gets which instruction is decided here once, for the layout plan
 // and the lowering alike.
 #pragma once
@@ -23,23 +27,30 @@
 
 namespace kiln::gpu {
 
-/// The tensor-core instruction a tl.dot gets, or None for the FMA path.
-enum class MmaKind : uint8_t { None, F16, BF16, TF32 };
+/// The tensor-core instruction a tl.dot gets, or None for the FMA path:
+/// F16, BF16 (f32 accumulators), F16F16 (f16 operands and accumulators:
+/// out_dtype float16), TF32, TF32X3 (input_precision "tf32x3": three tf32
+/// instructions a step, as Triton splits them), I8 (int8 operands, int32
+/// accumulators, m16n8k32 / wgmma k32).
+enum class MmaKind : uint8_t { None, F16, BF16, F16F16, TF32, TF32X3, I8 };
 
-/// Tensor cores need sm_80 or newer, a result of f32, operands of f16 or
-/// bf16, or f32 with input_precision "tf32" (Triton's default; "ieee" and
-/// "tf32x3" keep exact FMAs), and at least one instruction's tile
-/// (M >= 16, N >= 8, K >= 16 or 8 for tf32).
+/// Tensor cores need sm_80 or newer, operands and result as Triton pairs
+/// them on NVIDIA (f16 -> f32 or f16, bf16 -> f32, f32 -> f32 with
+/// input_precision "tf32" or "tf32x3" ("ieee" keeps exact FMAs), i8 -> i32),
+/// and at least one instruction's tile (M >= 16, N >= 8, K >= mma_k).
 MmaKind mma_kind(DType operand, DType result, const std::string &precision, int64_t M, int64_t N,
                  int64_t K, int sm);
 
-/// Elements of K one instruction takes: 16 (f16, bf16) or 8 (tf32).
+/// Elements of K one instruction takes: 16 (f16, bf16), 8 (tf32), 32 (i8).
 int mma_k(MmaKind k);
+/// Bytes of one operand element: 2, 4 (tf32) or 1 (i8).
+int mma_operand_bytes(MmaKind k);
 
-/// Whether a dot of kind `k` fits sm_90's wgmma.mma_async m64nNk16 as it
-/// is lowered (llvm/lower_wgmma.cpp): f16 or bf16; all warps over M, in
-/// warpgroups of 4 taking 64 rows each (M a multiple of 16 * num_warps);
-/// 16 <= N <= 256 (one instruction spans N). Its accumulator layout is then
+/// Whether a dot of kind `k` fits sm_90's wgmma.mma_async m64nNk16 (k32
+/// for i8) as it is lowered (llvm/lower_wgmma.cpp): f16 (f32 or f16
+/// accumulators), bf16 or i8; all warps over M, in warpgroups of 4 taking
+/// 64 rows each (M a multiple of 16 * num_warps); 16 <= N <= 256 (one
+/// instruction spans N; i8: N <= 224 as Triton, so 128). Its accumulator layout is then
 /// mma({num_warps, 1}): per warp, the m16n8 one, N tiles in registers.
 bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps);
 

@@ -1,7 +1,10 @@
-// tl.dot on tensor cores (mma.sync m16n8k16 for f16/bf16, m16n8k8 for tf32):
-// operands staged in XOR-swizzled shared memory, fragments read with
-// ldmatrix, the accumulator in the mma layout of gpu/mma_layout.hpp.
+// tl.dot on tensor cores (mma.sync m16n8k16 for f16/bf16 with f32 or f16
+// accumulators, m16n8k8 for tf32 and tf32x3, m16n8k32 for int8): operands
+// staged in XOR-swizzled shared memory, fragments read with ldmatrix, the
+// accumulator in the mma layout of gpu/mma_layout.hpp.
 #include "compiler/llvm/lowering.hpp"
+
+#include <llvm/IR/InlineAsm.h>
 
 #include "kiln/error.hpp"
 
@@ -117,25 +120,24 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
   if (auto it = dot_acc_.find(res); it != dot_acc_.end())
     acc = it->second;
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
-  const DType et = a->type.elem;
-  const gpu::MmaKind kind = et == DType::f16    ? gpu::MmaKind::F16
-                            : et == DType::bf16 ? gpu::MmaKind::BF16
-                                                : gpu::MmaKind::TF32;
+  const gpu::MmaKind kind = plan_->mma_kind(op);
   const gpu::EncodingPtr enc = plan_->layout(res);
   const MapPtr C = map_for(enc, res->type);
   const int wm = enc->mma_warps[0], wn = enc->mma_warps[1];
-  const int bytes = et == DType::f32 ? 4 : 2, ks_len = gpu::mma_k(kind);
+  const int bytes = gpu::mma_operand_bytes(kind), ks_len = gpu::mma_k(kind);
   const int64_t reps_m = M / (16 * wm), reps_n = N / (8 * wn), per_chunk = 16 / bytes;
 
   // Each operand is stored with the dim its held layout runs along in the
   // rows (16-byte stores); ldmatrix.trans reads a 16-bit operand stored
-  // across K. 32-bit elements only go along K (ldmatrix moves 16-bit ones).
+  // across K. 32-bit and 8-bit elements only go along K (ldmatrix moves
+  // 16-bit ones: an 8x8 matrix of them is 8 rows of 16 bytes, which holds
+  // the A and B fragments of tf32 and int8 only when K runs along the row).
   auto along_k = [&](const ir::Value *v, int k_dim) {
     const MapPtr held = map_for(plan_->layout(v), v->type);
     prepare(v, *held); // any conversion first: it uses the same shared memory
     int d = -1;
     gpu::run_bits(*held, gpu::shape_of(v->type), &d);
-    return bytes == 4 || d == k_dim || d < 0;
+    return bytes != 2 || d == k_dim || d < 0;
   };
   // Operands a pipeline fetched ahead (llvm/lower_pipeline.cpp) are in
   // shared memory already, laid out the same way.
@@ -210,33 +212,72 @@ auto Lowering::lower_dot_mma(const ir::Op &op) -> void {
       return target_->load_matrices(at, count, !sb.k_contig);
     };
   };
+  // tf32x3 (Triton's F32DotTC): x = big + small with big = cvt.rna.tf32(x);
+  // small * big over all of K, then big * small onto it, NaNs (of inf - inf)
+  // zeroed, then big * big onto that, and the accumulator added last.
+  enum class Part { All, Big, Small };
+  auto split = [&](std::vector<llvm::Value *> w, Part p) {
+    if (p != Part::All)
+      for (llvm::Value *&x : w) {
+        llvm::Value *f = b_.CreateBitCast(x, b_.getFloatTy());
+        llvm::Value *big = target_->round_tf32(f);
+        x = b_.CreateBitCast(p == Part::Big ? big : b_.CreateFSub(f, big), b_.getInt32Ty());
+      }
+    return w;
+  };
+  const gpu::MmaKind step_kind = kind == gpu::MmaKind::TF32X3 ? gpu::MmaKind::TF32 : kind;
   const int nb = gpu::log2_exact(reps_n);
-  for (int64_t ks = 0; ks < K / ks_len; ++ks) {
-    std::vector<std::vector<llvm::Value *>> af, bf(reps_n);
-    const int kb = gpu::log2_exact(K / ks_len);
-    for (int64_t mi = 0; mi < reps_m; ++mi) {
-      if (a_words.empty()) {
-        af.push_back(load_a(mi, ks));
-        continue;
+  auto k_loop = [&](std::vector<llvm::Value *> &acc_regs, Part pa, Part pb) {
+    for (int64_t ks = 0; ks < K / ks_len; ++ks) {
+      std::vector<std::vector<llvm::Value *>> af, bf(reps_n);
+      const int kb = gpu::log2_exact(K / ks_len);
+      for (int64_t mi = 0; mi < reps_m; ++mi) {
+        if (a_words.empty()) {
+          af.push_back(split(load_a(mi, ks), pa));
+          continue;
+        }
+        // Word r | ks << 2 | mi << (2 + kb): slot bits k0, m3, k3, then k steps, then m tiles.
+        const int64_t w0 = (ks << 2) | (mi << (2 + kb));
+        af.emplace_back(a_words.begin() + w0, a_words.begin() + w0 + 4);
       }
-      // Word r | ks << 2 | mi << (2 + kb): slot bits k0, m3, k3, then k steps, then m tiles.
-      const int64_t w0 = (ks << 2) | (mi << (2 + kb));
-      af.emplace_back(a_words.begin() + w0, a_words.begin() + w0 + 4);
-    }
-    for (int64_t t = 0; t < reps_n; t += 2) {
-      const int count = t + 1 < reps_n ? 4 : 2;
-      std::vector<llvm::Value *> w = load_b(t, count)(ks);
-      bf[t] = {w[0], w[1]};
-      if (count == 4)
-        bf[t + 1] = {w[2], w[3]};
-    }
-    for (int64_t mi = 0; mi < reps_m; ++mi)
-      for (int64_t t = 0; t < reps_n; ++t) {
-        const int64_t s0 = (t << 2) | (mi << (2 + nb));
-        std::vector<llvm::Value *> c(d.begin() + s0, d.begin() + s0 + 4);
-        std::vector<llvm::Value *> r = target_->mma(kind, af[mi], bf[t], c);
-        std::copy(r.begin(), r.end(), d.begin() + s0);
+      for (int64_t t = 0; t < reps_n; t += 2) {
+        const int count = t + 1 < reps_n ? 4 : 2;
+        std::vector<llvm::Value *> w = split(load_b(t, count)(ks), pb);
+        bf[t] = {w[0], w[1]};
+        if (count == 4)
+          bf[t + 1] = {w[2], w[3]};
       }
+      for (int64_t mi = 0; mi < reps_m; ++mi)
+        for (int64_t t = 0; t < reps_n; ++t) {
+          const int64_t s0 = (t << 2) | (mi << (2 + nb));
+          std::vector<llvm::Value *> c(acc_regs.begin() + s0, acc_regs.begin() + s0 + 4);
+          std::vector<llvm::Value *> r = target_->mma(step_kind, af[mi], bf[t], c);
+          std::copy(r.begin(), r.end(), acc_regs.begin() + s0);
+        }
+    }
+  };
+  if (kind != gpu::MmaKind::TF32X3) {
+    k_loop(d, Part::All, Part::All);
+  } else {
+    llvm::Value *zero = llvm::ConstantFP::get(b_.getFloatTy(), 0.0);
+    // Each pass reads its fragments anew (an empty asm that clobbers memory
+    // keeps the loads apart): shared by the three, every k step's would stay
+    // live throughout, and 64x64x64 tiles spilled.
+    auto reread = [&] {
+      b_.CreateCall(llvm::InlineAsm::get(llvm::FunctionType::get(b_.getVoidTy(), false), "",
+                                         "~{memory}", /*hasSideEffects=*/true),
+                    {});
+    };
+    std::vector<llvm::Value *> sum(d.size(), zero);
+    k_loop(sum, Part::Small, Part::Big);
+    reread();
+    k_loop(sum, Part::Big, Part::Small);
+    for (llvm::Value *&x : sum)
+      x = b_.CreateSelect(b_.CreateFCmpUNO(x, x), zero, x);
+    reread();
+    k_loop(sum, Part::Big, Part::Big);
+    for (size_t s = 0; s < d.size(); ++s)
+      d[s] = b_.CreateFAdd(sum[s], d[s]);
   }
   vals_[res] = slots_buffer(res->type, C, d);
 }

@@ -96,7 +96,8 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
     const ir::Value *res = l->result();
     auto u = user.find(res);
     if (!res->type.is_block() || uses_[res] != 1 || u == user.end() ||
-        u->second->kind != OpKind::Dot || dtype_size(res->type.elem) != 2 ||
+        u->second->kind != OpKind::Dot ||
+        (dtype_size(res->type.elem) != 2 && res->type.elem != DType::i8) ||
         plan_->layout(u->second->result())->kind != gpu::Encoding::Kind::Mma)
       continue;
     const ir::Op &dot = *u->second;
@@ -125,14 +126,22 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
     }
     const int k_dim = operand == 0 ? 1 : 0;
     const int64_t outer = res->type.shape[1 - k_dim], K = res->type.shape[k_dim];
+    const int bytes = static_cast<int>(dtype_size(res->type.elem));
+    // int8 operands are read K-major only (gpu/mma_layout.hpp): loads along
+    // M or N need the transposing stores of the dot's own staging.
+    if (bytes == 1 && run_dim != k_dim) {
+      slice = saved_slice;
+      carried = saved_carried;
+      continue;
+    }
     pl.st.k_contig = run_dim == k_dim;
-    pl.st.bytes = 2;
+    pl.st.bytes = bytes;
     pl.st.rows = pl.st.k_contig ? outer : K;
     pl.st.row_len = pl.st.k_contig ? K : outer;
     pl.row_dim = pl.st.k_contig ? 1 - k_dim : k_dim;
     pl.wgmma = pl.st.panel = plan_->wgmma(dot);
     const int64_t align = pl.wgmma ? 1024 : 128; // wgmma: the 128-byte swizzle's period
-    pl.stage_bytes = (res->type.numel() * 2 + align - 1) / align * align;
+    pl.stage_bytes = (res->type.numel() * bytes + align - 1) / align * align;
     p.loads.push_back(pl);
   }
   if (p.loads.empty())
@@ -195,7 +204,7 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
       llvm::Value *ok = mask ? and_mask(element(mask, i), in_range) : in_range;
       llvm::Value *dst = staged_address(st, b_.CreateTrunc(i[pl.row_dim], b_.getInt32Ty()),
                                         b_.CreateTrunc(i[1 - pl.row_dim], b_.getInt32Ty()));
-      target_->async_copy(dst, element(ptr, i), ok, static_cast<int>(pl.vec * 2));
+      target_->async_copy(dst, element(ptr, i), ok, static_cast<int>(pl.vec * pl.st.bytes));
     });
   }
   if (!p.regs)

@@ -1,5 +1,7 @@
 // tl.dot on sm_90's warpgroup tensor cores: wgmma.mma_async m64nNk16 (f16,
-// bf16; f32 accumulators), issued by each warpgroup of 4 warps for its 64
+// bf16; f32 accumulators, or f16 ones for f16 with out_dtype float16) and
+// m64nNk32 (int8, int32 accumulators, both operands K-major: integer wgmma
+// has no transpose), issued by each warpgroup of 4 warps for its 64
 // rows of each M tile and all of N at once, asynchronously: operands are read
 // from shared memory through matrix descriptors (B always; A unless its
 // layout already holds the register fragments), fenced, committed and
@@ -39,15 +41,18 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   if (auto it = dot_acc_.find(res); it != dot_acc_.end())
     acc = it->second;
   const int64_t M = a->type.shape[0], K = a->type.shape[1], N = bm->type.shape[1];
-  const gpu::MmaKind kind = a->type.elem == DType::f16 ? gpu::MmaKind::F16 : gpu::MmaKind::BF16;
+  const gpu::MmaKind kind = plan_->mma_kind(op);
   const gpu::EncodingPtr enc = plan_->layout(res);
   const MapPtr C = map_for(enc, res->type);
   const int nw = opts_.num_warps;
-  const int64_t reps_m = M / (16 * nw), per_tile = N / 2;
+  const int bytes = gpu::mma_operand_bytes(kind), ks_len = gpu::mma_k(kind);
+  // f16 accumulators travel as f16x2 words: 4 columns a register, not 2.
+  const bool half_acc = kind == gpu::MmaKind::F16F16;
+  const int64_t reps_m = M / (16 * nw), per_tile = half_acc ? N / 4 : N / 2;
 
   auto pre_a = prestaged_.find(a), pre_b = prestaged_.find(bm);
   std::vector<llvm::Value *> a_words;
-  if (pre_a == prestaged_.end())
+  if (pre_a == prestaged_.end() && bytes == 2)
     a_words = a_fragments(a, gpu::dot_operand(0, enc, 2));
   const bool have_a = pre_a != prestaged_.end() || !a_words.empty(),
              have_b = pre_b != prestaged_.end();
@@ -60,7 +65,8 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     prepare(v, *held); // any conversion first: it uses the same shared memory
     int d = -1;
     gpu::run_bits(*held, gpu::shape_of(v->type), &d);
-    st.k_contig = d == k_dim || d < 0;
+    st.k_contig = bytes != 2 || d == k_dim || d < 0;
+    st.bytes = bytes;
     st.panel = true;
     const int64_t outer = v->type.shape[1 - k_dim], kk = v->type.shape[k_dim];
     st.rows = st.k_contig ? outer : kk;
@@ -73,14 +79,30 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   // A dot into zeros (attention's qk) starts with D = A * B: no registers
   // zeroed first.
   const bool zeros = is_zero_splat(acc);
-  std::vector<llvm::Value *> d(C->slots(), llvm::PoisonValue::get(b_.getFloatTy()));
+  std::vector<llvm::Value *> d(C->slots(), llvm::PoisonValue::get(reg_type(res->type.element())));
   if (!zeros) {
     prepare(acc, *C);
     for_slots(*C, res->type, [&](int64_t s, const Idx &i) { d[s] = element(acc, i); });
   }
+  // Slots c | n tile << 2 | ...: pairs of neighbouring slots are (c0, c1),
+  // (c2, c3), one f16x2 register each.
+  // (Packed by inserts, not pack_words' paired rounding: the loop-carried
+  // halves then pass through, llvm/half_phis.hpp.)
+  if (half_acc) {
+    auto *h2 = llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+    std::vector<llvm::Value *> w;
+    for (size_t s = 0; s < d.size(); s += 2) {
+      llvm::Value *p = llvm::PoisonValue::get(h2);
+      for (uint64_t j = 0; j < 2; ++j)
+        p = b_.CreateInsertElement(p, to_mem(d[s + j], DType::f16), j);
+      w.push_back(b_.CreateBitCast(p, b_.getInt32Ty()));
+    }
+    d = std::move(w);
+  }
   if (!have_a || !have_b) {
-    const int64_t a_bytes = have_a ? 0 : (M * K * 2 + 1023) / 1024 * 1024;
-    llvm::Value *base = scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * 2)));
+    const int64_t a_bytes = have_a ? 0 : (M * K * bytes + 1023) / 1024 * 1024;
+    llvm::Value *base =
+        scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * bytes)));
     sa.base = have_a ? sa.base : base;
     sb.base = have_b ? sb.base : b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, a_bytes);
     target_->barrier();
@@ -106,17 +128,17 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     llvm::Value *step = b_.getInt32(static_cast<uint32_t>(offset(sa, 64, 0) >> 4));
     desc_a = b_.CreateAdd(wgmma_desc(sa), b_.CreateZExt(b_.CreateMul(wg, step), b_.getInt64Ty()));
   }
-  const int kb = gpu::log2_exact(K / 16);
+  const int kb = gpu::log2_exact(K / ks_len);
   d = target_->wgmma_fence(d);
-  for (int64_t ks = 0; ks < K / 16; ++ks) {
-    llvm::Value *b_at = desc_plus(desc_b, offset(sb, 0, 16 * ks));
+  for (int64_t ks = 0; ks < K / ks_len; ++ks) {
+    llvm::Value *b_at = desc_plus(desc_b, offset(sb, 0, ks_len * ks));
     for (int64_t mi = 0; mi < reps_m; ++mi) {
       std::vector<llvm::Value *> av;
       if (!a_words.empty()) { // words r | ks << 2 | mi << (2 + kb), as a_fragments gives them
         const int64_t w0 = (ks << 2) | (mi << (2 + kb));
         av.assign(a_words.begin() + w0, a_words.begin() + w0 + 4);
       } else {
-        av = {desc_plus(desc_a, offset(sa, 16 * nw * mi, 16 * ks))};
+        av = {desc_plus(desc_a, offset(sa, 16 * nw * mi, ks_len * ks))};
       }
       // Slots c | n tile << 2 | m tile << ...: an m tile's are the instruction's d0, d1, ...
       std::vector<llvm::Value *> part(d.begin() + mi * per_tile, d.begin() + (mi + 1) * per_tile);
@@ -162,8 +184,17 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
       vals_[it->first] = slots_buffer(it->first->type, held.map, s);
     }
   }
+  if (half_acc) { // waited for above: never chained nor left in flight
+    std::vector<llvm::Value *> w;
+    for (llvm::Value *x : d) {
+      llvm::Value *h2 = b_.CreateBitCast(x, llvm::FixedVectorType::get(b_.getHalfTy(), 2));
+      for (uint64_t j = 0; j < 2; ++j)
+        w.push_back(b_.CreateFPExt(b_.CreateExtractElement(h2, j), b_.getFloatTy()));
+    }
+    d = std::move(w);
+  }
   vals_[res] = slots_buffer(res->type, C, d);
-  wgmma_acc_regs_ += C->slots();
+  wgmma_acc_regs_ += C->slots() / (half_acc ? 2 : 1);
 }
 
 auto Lowering::defer_wgmma_waits(const ir::Op &loop, bool *spare_slot) -> std::vector<size_t> {
@@ -173,9 +204,12 @@ auto Lowering::defer_wgmma_waits(const ir::Op &loop, bool *spare_slot) -> std::v
   for (const ir::Op *o : body.ops)
     pos[o] = pos.size();
   auto is_wgmma = [&](const ir::Op *o) {
+    // f32 accumulators only: f16 ones are unpacked and int8 dots waited for
+    // where they are issued.
     return o && o->kind == OpKind::Dot && pos.count(o) &&
            plan_->layout(o->result())->kind == gpu::Encoding::Kind::Mma && plan_->wgmma(*o) &&
-           (o->operands[0]->type.elem == DType::f16 || o->operands[0]->type.elem == DType::bf16);
+           (o->operands[0]->type.elem == DType::f16 || o->operands[0]->type.elem == DType::bf16) &&
+           o->result()->type.elem == DType::f32;
   };
   // Whether a top-level op reads `v`, itself or in its regions.
   std::function<bool(const ir::Op &, const ir::Value *)> reads = [&](const ir::Op &o,

@@ -3,6 +3,8 @@
 #include "compiler/llvm/lowering.hpp"
 
 #include <llvm/IR/Verifier.h>
+
+#include "compiler/llvm/half_phis.hpp"
 #include <llvm/Support/raw_ostream.h>
 
 #include "kiln/error.hpp"
@@ -18,6 +20,9 @@ auto Lowering::run() -> LoweringResult {
     define_function(*prog_.functions[i], fns_.at(prog_.functions[i].get()));
   target_->define_kernel(prog_.kernel());
   cap_registers_for_wgmma();
+  if (distributed_)
+    for (llvm::Function &f : *mod_)
+      narrow_half_phis(f);
   std::string err;
   llvm::raw_string_ostream os(err);
   if (llvm::verifyModule(*mod_, &os))

@@ -427,7 +427,8 @@ private:
   /// tl.dot on tensor cores, its result in the mma layout: both operands
   /// from the layouts they are held in to swizzled shared memory (16-byte
   /// stores where the held layout runs along the stored rows), then per
-  /// warp and k step, ldmatrix fragments and mma.sync over its tiles.
+  /// warp and k step, ldmatrix fragments and mma.sync over its tiles
+  /// (tf32x3: three passes over K, gpu::MmaKind::TF32X3).
   void lower_dot_mma(const ir::Op &op);
 
   // ---- sm_90 warpgroup tensor cores (llvm/lower_wgmma.cpp) ----

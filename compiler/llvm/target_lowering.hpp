@@ -86,11 +86,17 @@ public:
     (void)row, (void)count, (void)trans;
     throw std::logic_error("kiln internal error: tensor cores on a target without them");
   }
-  /// One mma.sync of kind `k`: A, B as 32-bit words, C as 4 floats; gives D.
+  /// One mma.sync of kind `k` (not TF32X3: three TF32 ones): A, B as 32-bit
+  /// words, C as 4 floats (f16 values for F16F16) or 4 int32s (I8); gives D.
   virtual std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                                          const std::vector<llvm::Value *> &b,
                                          const std::vector<llvm::Value *> &c) {
     (void)k, (void)a, (void)b, (void)c;
+    throw std::logic_error("kiln internal error: tensor cores on a target without them");
+  }
+  /// cvt.rna.tf32.f32: `f` rounded to tf32 (to nearest, ties away), as a float.
+  virtual llvm::Value *round_tf32(llvm::Value *f) {
+    (void)f;
     throw std::logic_error("kiln internal error: tensor cores on a target without them");
   }
   /// cp.async: 16 bytes from global `src` to shared `dst`, zeros where
@@ -120,10 +126,12 @@ public:
     (void)pending, (void)d;
     unsupported();
   }
-  /// One wgmma.mma_async m64nNk16 (N = 2 * d.size()) into f32 `d`: A from
-  /// shared memory (`a`: one 64-bit descriptor, `trans_a`: stored M-major) or
-  /// registers (`a`: four 32-bit words), B from descriptor `b` (`trans_b`:
-  /// stored N-major); gives the new `d` (pending until wgmma_wait).
+  /// One wgmma.mma_async m64nNk16 (k32 for I8) into `d`: f32 or int32
+  /// registers (N = 2 * d.size()) or, for F16F16, f16x2 words (N = 4 *
+  /// d.size()). A from shared memory (`a`: one 64-bit descriptor,
+  /// `trans_a`: stored M-major) or registers (`a`: four 32-bit words), B
+  /// from descriptor `b` (`trans_b`: stored N-major; I8 takes neither
+  /// transposed); gives the new `d` (pending until wgmma_wait).
   /// `add` false: D = A * B, `d` ignored (a first step into zeros).
   virtual std::vector<llvm::Value *> wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
                                            const std::vector<llvm::Value *> &a, llvm::Value *b,

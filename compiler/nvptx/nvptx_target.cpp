@@ -40,6 +40,7 @@ public:
   llvm::Value *shared_memory(unsigned bytes) override;
   unsigned shared_bytes() const override { return shared_bytes_; }
   std::vector<llvm::Value *> load_matrices(llvm::Value *row, int count, bool trans) override;
+  llvm::Value *round_tf32(llvm::Value *f) override;
   std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                                  const std::vector<llvm::Value *> &b,
                                  const std::vector<llvm::Value *> &c) override;
@@ -59,7 +60,8 @@ private:
   llvm::Value *exp2_full(llvm::Value *x);
   llvm::Value *div_full(llvm::Value *a, llvm::Value *b);
   /// Inline PTX `text` with side effects whose first d.size() operands are
-  /// f32 registers read and written (`d` in, the new values out), then `in`.
+  /// registers read and written (`d` in, the new values out: f32, or 32-bit
+  /// words), then `in`.
   std::vector<llvm::Value *> asm_through(const std::string &text,
                                          const std::vector<llvm::Value *> &d,
                                          const std::vector<llvm::Value *> &in,
@@ -396,22 +398,61 @@ auto NvptxTarget::load_matrices(llvm::Value *row, int count, bool trans)
   return out;
 }
 
+auto NvptxTarget::round_tf32(llvm::Value *f) -> llvm::Value * {
+  return b_.CreateBitCast(b_.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {f}),
+                          b_.getFloatTy());
+}
+
 auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                       const std::vector<llvm::Value *> &b, const std::vector<llvm::Value *> &c)
     -> std::vector<llvm::Value *> {
   std::vector<llvm::Value *> args;
-  // f16 operands go as pairs of halves; bf16 and tf32 as 32-bit words.
+  // f16 operands go as pairs of halves; bf16, tf32 and int8 as 32-bit words.
   auto *h2 = llvm::FixedVectorType::get(b_.getHalfTy(), 2);
+  const bool halves = k == gpu::MmaKind::F16 || k == gpu::MmaKind::F16F16;
   for (const auto *part : {&a, &b})
     for (llvm::Value *w : *part)
-      args.push_back(k == gpu::MmaKind::F16 ? b_.CreateBitCast(w, h2) : w);
-  args.insert(args.end(), c.begin(), c.end());
-  const llvm::Intrinsic::ID id =
-      k == gpu::MmaKind::F16    ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32
-      : k == gpu::MmaKind::BF16 ? llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16
-                                : llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+      args.push_back(halves ? b_.CreateBitCast(w, h2) : w);
+  llvm::Intrinsic::ID id = llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32;
+  switch (k) {
+  case gpu::MmaKind::F16:
+    id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
+    break;
+  case gpu::MmaKind::F16F16:
+    id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f16_f16;
+    break;
+  case gpu::MmaKind::BF16:
+    id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16;
+    break;
+  case gpu::MmaKind::I8:
+    // .satfinite as Triton's (MMAv2's INT32_INT8_INT8_INT32): a sum past
+    // int32 clamps instead of wrapping.
+    id = llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_satfinite_s8;
+    break;
+  default:
+    break;
+  }
+  if (k == gpu::MmaKind::F16F16) {
+    // The accumulator's pairs (c0, c1), (c2, c3) as f16x2 registers; held as
+    // floats that are f16 values, so the truncation is exact.
+    for (size_t i = 0; i < 4; i += 2) {
+      llvm::Value *p = llvm::PoisonValue::get(h2);
+      p = b_.CreateInsertElement(p, b_.CreateFPTrunc(c[i], b_.getHalfTy()), uint64_t{0});
+      p = b_.CreateInsertElement(p, b_.CreateFPTrunc(c[i + 1], b_.getHalfTy()), uint64_t{1});
+      args.push_back(p);
+    }
+  } else {
+    args.insert(args.end(), c.begin(), c.end());
+  }
   llvm::Value *r = b_.CreateIntrinsic(id, {}, args);
   std::vector<llvm::Value *> d;
+  if (k == gpu::MmaKind::F16F16) {
+    for (unsigned i = 0; i < 2; ++i)
+      for (uint64_t j = 0; j < 2; ++j)
+        d.push_back(b_.CreateFPExt(b_.CreateExtractElement(b_.CreateExtractValue(r, i), j),
+                                   b_.getFloatTy()));
+    return d;
+  }
   for (unsigned i = 0; i < 4; ++i)
     d.push_back(b_.CreateExtractValue(r, i));
   return d;
@@ -445,13 +486,16 @@ auto NvptxTarget::asm_effect(const char *text) -> void {
 auto NvptxTarget::asm_through(const std::string &text, const std::vector<llvm::Value *> &d,
                               const std::vector<llvm::Value *> &in,
                               const std::string &in_constraints) -> std::vector<llvm::Value *> {
+  // Accumulators: f32 ("f"), or 32-bit words ("r": int32, packed f16x2).
   std::string cons;
-  for (size_t i = 0; i < d.size(); ++i)
-    cons += "=f,";
+  std::vector<llvm::Type *> outs, ins;
+  for (llvm::Value *v : d) {
+    cons += v->getType()->isFloatTy() ? "=f," : "=r,";
+    outs.push_back(v->getType());
+  }
   for (size_t i = 0; i < d.size(); ++i)
     cons += std::to_string(i) + ",";
   cons += in_constraints + (in_constraints.empty() ? "" : ",") + "~{memory}";
-  std::vector<llvm::Type *> outs(d.size(), b_.getFloatTy()), ins;
   std::vector<llvm::Value *> args(d.begin(), d.end());
   args.insert(args.end(), in.begin(), in.end());
   for (llvm::Value *v : args)
@@ -494,24 +538,35 @@ auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
                         const std::vector<llvm::Value *> &a, llvm::Value *b, bool trans_a,
                         bool trans_b, bool add) -> std::vector<llvm::Value *> {
   const size_t n = d.size();
-  const char *ty = k == gpu::MmaKind::F16 ? "f16" : "bf16";
+  // Columns: two a register for f32 and int32 accumulators, four for f16x2.
+  const size_t cols = k == gpu::MmaKind::F16F16 ? 4 * n : 2 * n;
+  const char *shape = k == gpu::MmaKind::I8       ? "k32.s32.s8.s8"
+                      : k == gpu::MmaKind::F16F16 ? "k16.f16.f16.f16"
+                      : k == gpu::MmaKind::F16    ? "k16.f32.f16.f16"
+                                                  : "k16.f32.bf16.bf16";
+  // Integer wgmma has no scale-a/b or transpose immediates: both operands
+  // are K-major.
+  const bool imm = k != gpu::MmaKind::I8;
   auto op = [&](size_t i) { return "$" + std::to_string(i); };
   std::string text = "{ .reg .pred p; setp.ne.b32 p, " + op(2 * n + a.size() + 1) +
-                     ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(2 * n) + "k16.f32." +
-                     ty + "." + ty + " {";
+                     ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(cols) + shape + " {";
   for (size_t i = 0; i < n; ++i)
     text += (i ? ", " : "") + op(i);
   text += "}, ";
   std::string cons;
   if (a.size() == 1) { // a descriptor
-    text += op(2 * n) + ", " + op(2 * n + 1) + ", p, 1, 1, " + (trans_a ? "1, " : "0, ");
+    text += op(2 * n) + ", " + op(2 * n + 1) + ", p";
+    if (imm)
+      text += std::string(", 1, 1, ") + (trans_a ? "1, " : "0, ");
     cons = "l,l,r";
   } else {
     text += "{" + op(2 * n) + ", " + op(2 * n + 1) + ", " + op(2 * n + 2) + ", " + op(2 * n + 3) +
-            "}, " + op(2 * n + 4) + ", p, 1, 1, ";
+            "}, " + op(2 * n + 4) + ", p";
+    if (imm)
+      text += ", 1, 1, ";
     cons = "r,r,r,r,l,r";
   }
-  text += std::string(trans_b ? "1" : "0") + "; }";
+  text += imm ? std::string(trans_b ? "1" : "0") + "; }" : "; }";
   std::vector<llvm::Value *> in(a.begin(), a.end());
   in.push_back(b);
   in.push_back(b_.getInt32(add ? 1 : 0)); // scale-d: D = A * B (+ D)

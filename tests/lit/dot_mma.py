@@ -6,7 +6,8 @@
 # The accumulator of `acc += tl.dot(a, b)` stays in the mma layout across
 # iterations (the add folds into the mma: no add.f32 in the loop, no
 # conversion inside it) and is converted once, for the store. input_precision
-# "ieee" and out_dtype fp16 keep the exact FMA path.
+# "ieee" keeps the exact FMA path; out_dtype fp16 accumulates in f16 on
+# mma.sync (dot_dtypes.py has the other dtypes).
 # With num_stages = 3 the loads feeding the dot become cp.async copies
 # fetched two iterations ahead into a ring of stages (the loop waits for
 # one group, with one barrier); with num_stages = 1 the loaded registers are
@@ -18,7 +19,7 @@
 # RUN: %kiln compile --target cuda:sm_80 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*bf16:D' 'b_ptr=*bf16:D' 'c_ptr=*bf16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=32 | %FileCheck %s --check-prefix=BF16
 # RUN: %kiln compile --target cuda:sm_80 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=TF32
 # RUN: %kiln compile --target cuda:sm_80 --emit ptx %s dot_ieee 'a_ptr=*fp32:D' 'b_ptr=*fp32:D' 'c_ptr=*fp32:D' BM=64 BN=64 BK=16 | %FileCheck %s --check-prefix=IEEE
-# RUN: %kiln compile --target cuda:sm_80 --emit ptx %s dot_f16_out 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' BM=32 BN=32 BK=16 | %FileCheck %s --check-prefix=FMA16
+# RUN: %kiln compile --target cuda:sm_80 --emit ptx %s dot_f16_out 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' BM=32 BN=32 BK=16 | %FileCheck %s --check-prefix=ACC16
 # RUN: %kiln compile --target cuda:sm_80 --emit ir %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=ATTN
 # IR: = for {{.*}} #mma<warps=[2,2]>
 # IR-NOT: convert_layout
@@ -53,9 +54,9 @@
 # IEEE-NOT: mma.sync
 # IEEE: fma.rn.f32
 # IEEE-NOT: mma.sync
-# FMA16: .entry dot_f16_out
-# FMA16-NOT: mma.sync
-# FMA16: fma.rn.f32
+# ACC16: .entry dot_f16_out
+# ACC16-NOT: fma.rn.f32
+# ACC16: mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16
 # Attention: both dots on tensor cores with warps over M only; the row
 # reductions between them and the loop-carried accumulator need no conversion.
 # ATTN: = for {{.*}} #mma<warps=[4,1]>
