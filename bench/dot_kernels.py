@@ -72,3 +72,25 @@ def matmul_tf32x3(a_ptr, b_ptr, c_ptr, M, N, K,
         b_ptrs += BK * stride_bk
     c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
     tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def small_dot(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    # M or N below the tensor cores' 16 (down to 1, as Triton 3.6 allows).
+    rm = tl.arange(0, M)
+    rn = tl.arange(0, N)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * N + rn[None, :])
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.dot(a, b))
+
+
+@triton.jit
+def matvec_bf16(a_ptr, x_ptr, y_ptr, M: tl.constexpr, K: tl.constexpr):
+    # mamba3's decode step: a matrix-vector product written as a dot with N = 1.
+    rm = tl.arange(0, M)
+    rk = tl.arange(0, K)
+    a = tl.load(a_ptr + rm[:, None] * K + rk[None, :])
+    x = tl.load(x_ptr + rk)
+    y = tl.dot(a.to(tl.bfloat16), x.reshape([K, 1]).to(tl.bfloat16))
+    tl.store(y_ptr + rm, y.reshape([M]).to(tl.float32))

@@ -133,3 +133,23 @@ for M, N, Kd, BM, BN, BK, kmaj in [(100, 130, 70, 32, 32, 16, False), (64, 64, 6
                                    (33, 17, 9, 16, 16, 16, True), (128, 96, 200, 64, 32, 32, False)]:
     dot_case("matmul_tf32x3", M, N, Kd, BM, BN, BK, f32(M, Kd), f32(Kd, N), kmaj, "f32",
              lambda a, b: a.astype(np.float64) @ b.astype(np.float64), tol=1e-5)
+
+# ---- dots with M or N under 16 (Triton 3.6: down to 1; K >= 8 for fp32) ----
+for M, N, Kd, dt in [(1, 16, 16, np.float16), (16, 1, 16, np.float16), (8, 32, 16, np.float16), (2, 2, 16, np.float16),
+                     (1, 32, 8, np.float32), (64, 4, 32, np.float32)]:
+    cases.append(Case("gpu", D, "small_dot", [1],
+                      dict(a_ptr=f32(M, Kd).astype(dt), b_ptr=f32(Kd, N).astype(dt), c_ptr=f"zeros:{M}x{N}:f32",
+                           M=M, N=N, K=Kd),
+                      ["c_ptr"], lambda i: {"c_ptr": i["a_ptr"].astype(np.float64) @ i["b_ptr"].astype(np.float64)},
+                      tol=2e-2 if dt == np.float32 else 1e-3))
+
+
+def bf16_round(x):
+    b = x.astype(np.float32).view(np.uint32)
+    return ((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).view(np.float32)
+
+
+for M, Kd in [(64, 64), (16, 128)]:
+    cases.append(Case("gpu", D, "matvec_bf16", [1], dict(a_ptr=f32(M, Kd), x_ptr=f32(Kd), y_ptr=f"zeros:{M}:f32", M=M, K=Kd),
+                      ["y_ptr"], lambda i: {"y_ptr": bf16_round(i["a_ptr"]).astype(np.float64) @ bf16_round(i["x_ptr"])},
+                      tol=1e-3))

@@ -585,14 +585,17 @@ Val tl_dot(IrGen &g, CallArgs &a) {
   const int64_t M = x->type.shape[0], K = x->type.shape[1], N = y->type.shape[1];
   if (y->type.shape[0] != K)
     g.fail("tl.dot's inner dimensions differ: " + x->type.str() + " and " + y->type.str());
-  if (M < 16 || N < 16 || K < 16)
-    g.fail("tl.dot needs every dimension to be at least 16, got " + x->type.str() + " and " + y->type.str());
   if (x->type.elem != y->type.elem)
     g.fail("tl.dot's operands must have the same element type, got " + x->type.element().str() + " and " +
            y->type.element().str());
-  if (dtype_size(x->type.elem) == 1 && K < 32)
-    g.fail("tl.dot of 8-bit operands needs K >= 32 (as Triton on NVIDIA), got " + x->type.str() +
-           " and " + y->type.str());
+  // Triton 3.6 on NVIDIA: M and N may be 1 (tensor cores are padded, a
+  // matrix-vector product is a dot); K has a minimum by operand width.
+  const size_t width = dtype_size(x->type.elem);
+  const int64_t min_k = width == 1 ? 32 : width == 2 ? 16 : width == 4 ? 8 : 4;
+  if (K < min_k)
+    g.fail("tl.dot of " + std::to_string(8 * width) +
+           "-bit operands needs K >= " + std::to_string(min_k) + " (as Triton on NVIDIA), got " +
+           x->type.str() + " and " + y->type.str());
   std::optional<DType> out_dtype;
   if (const Val *od = optional_arg(a, 6, "out_dtype"); od && !od->is_none())
     out_dtype = g.const_dtype(*od, "tl.dot's out_dtype").elem;
