@@ -190,16 +190,26 @@ DiskCache::DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages)
 std::string DiskCache::entry_name(const std::string &hex_key) {
   // The key is hex SHA-256 already; anything else is hashed first.
   std::array<uint8_t, 32> bytes{};
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
   bool hex = hex_key.size() == 64;
   for (size_t i = 0; hex && i < 32; ++i) {
-    unsigned v = 0;
-    hex = std::sscanf(hex_key.c_str() + 2 * i, "%2x", &v) == 1;
-    bytes[i] = static_cast<uint8_t>(v);
+    const int hi = nibble(hex_key[2 * i]), lo = nibble(hex_key[2 * i + 1]);
+    hex = hi >= 0 && lo >= 0;
+    bytes[i] = static_cast<uint8_t>(hi << 4 | (lo & 15));
   }
   if (!hex)
     bytes = Sha256().update(hex_key).digest();
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::string out;
+  out.reserve(52);
   uint32_t buffer = 0;
   int bits = 0;
   for (uint8_t b : bytes) {

@@ -78,6 +78,20 @@ TEST_CASE("disk cache: entry names are base32 of the key's SHA-256") {
   CHECK(n.find_first_not_of("abcdefghijklmnopqrstuvwxyz234567") == std::string::npos);
   CHECK(DiskCache::entry_name(kKey) == n);
   CHECK(DiskCache::entry_name(key_of(1)) != n);
+  // A hex key is decoded, not hashed again: 0xaa repeated is 1010... in base32.
+  std::string vk;
+  for (int i = 0; i < 51; ++i)
+    vk += i % 2 ? 'k' : 'v';
+  CHECK(n == vk + "a");
+  // Either case of hex names one entry; what is not hex is hashed first.
+  CHECK(DiskCache::entry_name(std::string(64, 'A')) == n);
+  std::string not_hex = kKey;
+  not_hex[63] = 'g';
+  const std::string h = DiskCache::entry_name(not_hex);
+  CHECK(h.size() == 52);
+  CHECK(h != n);
+  CHECK(DiskCache::entry_name("short") == DiskCache::entry_name("short"));
+  CHECK(DiskCache::entry_name("short").size() == 52);
 }
 
 TEST_CASE("disk cache: an entry round-trips exactly, with private permissions") {
