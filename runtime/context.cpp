@@ -60,13 +60,7 @@ std::vector<CacheLevel *> Context::cache_levels() {
         levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes,
                                                       knobs_.keep_stages, &writer_));
       if (!knobs_.redis_url.empty()) {
-        RedisCache::Config c;
-        c.client.url = RedisUrl::parse(knobs_.redis_url);
-        c.client.connect_timeout = std::chrono::milliseconds(knobs_.redis_connect_timeout_ms);
-        c.client.request_timeout = std::chrono::milliseconds(knobs_.redis_timeout_ms);
-        c.hmac_key = knobs_.cache_hmac_key;
-        c.ttl = std::chrono::seconds(knobs_.redis_ttl_s);
-        levels_.push_back(std::make_unique<RedisCache>(std::move(c)));
+        levels_.push_back(std::make_unique<RedisCache>(RedisCache::Config::from_knobs(knobs_)));
       }
       // The levels' writes in flight (Redis's sends, disk entries of remote
       // hits, tuning records) finish at exit, or a short-lived process would
