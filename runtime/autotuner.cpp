@@ -119,7 +119,7 @@ TuningCache Autotuner::tuning_cache() {
   const Knobs &knobs = Context::get().knobs();
   if (knobs.no_cache)
     return TuningCache("");
-  return TuningCache(knobs.cache_dir, Context::get().cache_levels());
+  return TuningCache(knobs.cache_dir, Context::get().cache_levels(), &Context::get().writer());
 }
 
 std::optional<size_t> Autotuner::stored(const Arg *const *bound) {

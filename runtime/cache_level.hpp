@@ -65,6 +65,16 @@ public:
   virtual std::optional<CachedKernel> get(const std::string &key) = 0;
   /// Stores an entry. Best effort: a failure is reported once, never thrown.
   virtual void put(const std::string &key, const CachedKernel &entry) = 0;
+  /// Stores an entry found in a later level (a remote hit written to disk)
+  /// without making the caller wait for it where the level can: `lock`
+  /// (this level's lock of the key, or null) is let go once it is stored,
+  /// so other processes waiting on it find the entry. flush() waits for it.
+  /// By default the same as put().
+  virtual void put_later(const std::string &key, CachedKernel entry,
+                         std::unique_ptr<KeyLock> lock) {
+    put(key, entry);
+    lock.reset();
+  }
   /// A lock other processes asking for `key` wait on (null: none).
   virtual std::unique_ptr<KeyLock> lock(const std::string &) { return nullptr; }
   /// Starts a look-up that runs while the caller compiles (null: this level
@@ -72,8 +82,8 @@ public:
   /// the look-up also claims the key for this process when nobody has it,
   /// so that others wait for this compile (a fleet's single flight).
   virtual std::shared_ptr<PendingGet> start_get(const std::string &) { return nullptr; }
-  /// Waits (within the level's deadlines) for writes still in flight: at
-  /// exit, so that what this process compiled reaches the others.
+  /// Waits (within the level's deadlines) for writes still in flight (put_later's
+  /// too): at exit, so that what this process compiled reaches the others.
   virtual void flush() {}
 
   /// Small text records kept beside the binaries under their own key space

@@ -63,8 +63,11 @@ std::shared_ptr<LoadedKernel> CompileJob::run() {
 
 void CompileJob::found(size_t i, CachedKernel hit) {
   source = levels[i]->source();
-  for (size_t j = 0; j < i; ++j) // a remote hit is written to disk too
-    levels[j]->put(key, hit);
+  // A remote hit is written to disk too, but not on the launch path (the
+  // disk's fsyncs cost more than the hit saved): the writer holds our lock
+  // of the key until the entry is there, for other processes waiting on it.
+  for (size_t j = 0; j < i; ++j)
+    levels[j]->put_later(key, hit, j < locks_.size() ? std::move(locks_[j]) : nullptr);
   found_ = std::move(hit);
 }
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "compiler/nvptx/ptx_to_cubin.hpp"
+#include "compiler/support/sha256.hpp"
 #include "kiln/error.hpp"
 #include "runtime/cpu_driver.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -57,22 +58,17 @@ std::vector<CacheLevel *> Context::cache_levels() {
     try {
       if (!knobs_.cache_dir.empty())
         levels_.push_back(std::make_unique<DiskCache>(knobs_.cache_dir, knobs_.cache_max_bytes,
-                                                      knobs_.keep_stages));
+                                                      knobs_.keep_stages, &writer_));
       if (!knobs_.redis_url.empty()) {
-        RedisCache::Config c;
-        c.client.url = RedisUrl::parse(knobs_.redis_url);
-        c.client.connect_timeout = std::chrono::milliseconds(knobs_.redis_connect_timeout_ms);
-        c.client.request_timeout = std::chrono::milliseconds(knobs_.redis_timeout_ms);
-        c.hmac_key = knobs_.cache_hmac_key;
-        c.ttl = std::chrono::seconds(knobs_.redis_ttl_s);
-        levels_.push_back(std::make_unique<RedisCache>(std::move(c)));
-        // Its writes are sent by its own thread: the last ones at exit (within
-        // its deadlines), or a short-lived process would share nothing.
-        std::atexit([] {
-          for (const auto &l : Context::get().levels_)
-            l->flush();
-        });
+        levels_.push_back(std::make_unique<RedisCache>(RedisCache::Config::from_knobs(knobs_)));
       }
+      // The levels' writes in flight (Redis's sends, disk entries of remote
+      // hits, tuning records) finish at exit, or a short-lived process would
+      // share nothing. OpenSSL (which the writes hash with) cleans up in an
+      // atexit handler of its own: it is initialized first, so that its
+      // handler runs after this one.
+      (void)sha256_hex("");
+      std::atexit([] { Context::get().flush_writes(); });
     } catch (const Error &e) {
       levels_error_ = e.what();
     }
@@ -83,6 +79,12 @@ std::vector<CacheLevel *> Context::cache_levels() {
   for (const auto &l : levels_)
     out.push_back(l.get());
   return out;
+}
+
+void Context::flush_writes() {
+  writer_.flush(); // first: a tuning record written here may queue a Redis write
+  for (const auto &l : levels_)
+    l->flush();
 }
 
 } // namespace kiln::runtime

@@ -12,6 +12,7 @@
 
 #include "kiln/device.hpp"
 #include "kiln/hooks.hpp"
+#include "runtime/background_writer.hpp"
 #include "runtime/cache_level.hpp"
 #include "runtime/driver.hpp"
 #include "runtime/knobs.hpp"
@@ -54,12 +55,18 @@ public:
   /// made from the knobs on first use; empty with KILN_NO_CACHE. Throws
   /// RuntimeError, each time, when the configured cache cannot be used.
   std::vector<CacheLevel *> cache_levels();
+  /// The thread that writes what launches should not wait for (a remote
+  /// hit's disk entry, tuning records); flushed at exit.
+  BackgroundWriter &writer() { return writer_; }
+  /// Waits for every write in flight (the levels', the writer's).
+  void flush_writes();
 
 private:
   Context();
   Knobs knobs_;
   Hooks hooks_;
   std::mutex mutex_;
+  BackgroundWriter writer_;
   std::unique_ptr<Driver> cpu_, cuda_;
   std::once_flag levels_once_;
   std::vector<std::unique_ptr<CacheLevel>> levels_;

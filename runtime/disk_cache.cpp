@@ -17,6 +17,7 @@
 
 #include "compiler/support/sha256.hpp"
 #include "kiln/error.hpp"
+#include "runtime/cache_files.hpp"
 #include "runtime/cached_kernel_json.hpp"
 
 namespace kiln::runtime {
@@ -28,108 +29,6 @@ namespace {
 
 constexpr int kFormat = 1;
 constexpr const char *kMeta = "meta.json";
-
-/// Closes a descriptor on every path out.
-struct Fd {
-  int fd = -1;
-  explicit Fd(int f) : fd(f) {}
-  ~Fd() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
-};
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
-/// Owned by this user and writable by nobody else: what a cache may trust.
-bool trusted(const struct stat &st) {
-  return st.st_uid == ::geteuid() && (st.st_mode & 022) == 0;
-}
-
-/// The whole of a regular, trusted file, or nullopt.
-std::optional<std::string> read_trusted(const std::string &path, std::string &why) {
-  Fd f(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
-  if (f.fd < 0) {
-    why = path + ": " + errno_text();
-    return std::nullopt;
-  }
-  struct stat st {};
-  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
-    why = path + " is not a regular file owned by this user and writable only by it";
-    return std::nullopt;
-  }
-  std::string data(static_cast<size_t>(st.st_size), '\0');
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::read(f.fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
-      why = path + ": short read";
-      return std::nullopt;
-    }
-    done += static_cast<size_t>(n);
-  }
-  return data;
-}
-
-/// Writes `data` to `dir/name` atomically: a temporary name in the same
-/// folder, fsync, rename. Throws RuntimeError.
-void write_atomic(const std::string &dir, const std::string &name, std::string_view data) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string tmp = dir + "/.tmp." + name + "." + std::to_string(::getpid()) + "." +
-                          std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
-  Fd f(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (f.fd < 0)
-    throw RuntimeError("cannot write " + tmp + ": " + errno_text());
-  size_t done = 0;
-  while (done < data.size()) {
-    const ssize_t n = ::write(f.fd, data.data() + done, data.size() - done);
-    if (n <= 0) {
-      const std::string e = errno_text();
-      ::unlink(tmp.c_str());
-      throw RuntimeError("cannot write " + tmp + ": " + e);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(f.fd) != 0 || ::rename(tmp.c_str(), (dir + "/" + name).c_str()) != 0) {
-    const std::string e = errno_text();
-    ::unlink(tmp.c_str());
-    throw RuntimeError("cannot publish " + dir + "/" + name + ": " + e);
-  }
-}
-
-void fsync_dir(const std::string &dir) {
-  Fd f(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (f.fd >= 0)
-    ::fsync(f.fd);
-}
-
-/// Creates `dir` (0700) unless it exists; throws unless it is then a folder
-/// this user owns.
-void ensure_own_dir(const std::string &dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0)
-    throw RuntimeError(
-        "cannot create the kiln cache folder " + dir + ": " + (ec ? ec.message() : errno_text()) +
-        "; set KILN_CACHE_DIR (or --cache-dir) to a folder you can write, or use --no-cache");
-  if (!S_ISDIR(st.st_mode))
-    throw RuntimeError("the kiln cache folder " + dir +
-                       " is not a folder; set KILN_CACHE_DIR (or --cache-dir) "
-                       "to a folder, or use --no-cache");
-  if (st.st_uid != ::geteuid())
-    throw RuntimeError(
-        "the kiln cache folder " + dir + " belongs to another user (uid " +
-        std::to_string(st.st_uid) + ", you are uid " + std::to_string(::geteuid()) +
-        "); kiln does not load binaries another user could have written. Use a folder of your "
-        "own (KILN_CACHE_DIR or --cache-dir), or --no-cache");
-  if ((st.st_mode & 077) != 0)
-    ::chmod(dir.c_str(), 0700); // ours: make it private, as a new one would be
-}
 
 /// A stage's file name, from names the compiler chose ("llir", "ptx").
 std::string stage_file(const std::string &stage) {
@@ -179,27 +78,56 @@ private:
   int fd_;
 };
 
-DiskCache::DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages)
-    : dir_(std::move(dir)), max_bytes_(max_bytes), keep_stages_(keep_stages) {
+DiskCache::DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages,
+                     BackgroundWriter *writer)
+    : dir_(std::move(dir)), max_bytes_(max_bytes), keep_stages_(keep_stages),
+      own_writer_(writer ? nullptr : std::make_unique<BackgroundWriter>()),
+      writer_(writer ? writer : own_writer_.get()) {
   while (dir_.size() > 1 && dir_.back() == '/')
     dir_.pop_back();
   ensure_own_dir(dir_);
   ensure_own_dir(dir_ + "/locks");
 }
 
+DiskCache::~DiskCache() {
+  // The queued writes use this cache (and their locks its `held_`).
+  writer_->flush();
+}
+
+void DiskCache::put_later(const std::string &key, CachedKernel entry,
+                          std::unique_ptr<KeyLock> lock) {
+  // shared_ptr: std::function needs a copyable callable.
+  auto job = std::make_shared<std::pair<CachedKernel, std::unique_ptr<KeyLock>>>(std::move(entry),
+                                                                                 std::move(lock));
+  writer_->post([this, key, job] {
+    put(key, job->first);
+    job->second.reset(); // published: processes waiting on the key find it now
+  });
+}
+
 std::string DiskCache::entry_name(const std::string &hex_key) {
   // The key is hex SHA-256 already; anything else is hashed first.
   std::array<uint8_t, 32> bytes{};
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
   bool hex = hex_key.size() == 64;
   for (size_t i = 0; hex && i < 32; ++i) {
-    unsigned v = 0;
-    hex = std::sscanf(hex_key.c_str() + 2 * i, "%2x", &v) == 1;
-    bytes[i] = static_cast<uint8_t>(v);
+    const int hi = nibble(hex_key[2 * i]), lo = nibble(hex_key[2 * i + 1]);
+    hex = hi >= 0 && lo >= 0;
+    bytes[i] = static_cast<uint8_t>(hi << 4 | (lo & 15));
   }
   if (!hex)
     bytes = Sha256().update(hex_key).digest();
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
   std::string out;
+  out.reserve(52);
   uint32_t buffer = 0;
   int bits = 0;
   for (uint8_t b : bytes) {

@@ -10,15 +10,19 @@
 // writable by others) is discarded and recompiled, never loaded. A lock
 // file per key (flock) makes N processes asking for one key compile it
 // once. Folders are 0700, files 0600. Least recently used entries are
-// pruned past KILN_CACHE_MAX_BYTES.
+// pruned past KILN_CACHE_MAX_BYTES. An entry found in Redis is written by a
+// background thread (its fsyncs cost tens of milliseconds), holding the
+// key's lock until it is published; flush() and the destructor wait for it.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "runtime/background_writer.hpp"
 #include "runtime/cache_level.hpp"
 
 namespace kiln::runtime {
@@ -31,12 +35,22 @@ public:
   /// `max_bytes` 0: no limit. `keep_stages` (KILN_KEEP_STAGES): a hit
   /// reads the stage texts too (checked against their hashes as the binary
   /// is); otherwise only the assembler's log, which launches report.
-  DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages = false);
+  /// `writer`: the thread put_later() queues on (the process's, shared with
+  /// the tuning cache); null: one of this cache's own.
+  DiskCache(std::string dir, uint64_t max_bytes, bool keep_stages = false,
+            BackgroundWriter *writer = nullptr);
+  /// Waits for the entries put_later() queued.
+  ~DiskCache() override;
 
   BinarySource source() const override { return BinarySource::disk; }
   std::optional<CachedKernel> get(const std::string &key) override;
   void put(const std::string &key, const CachedKernel &entry) override;
   std::unique_ptr<KeyLock> lock(const std::string &key) override;
+  /// Queued on the writer's thread; returns at once.
+  void put_later(const std::string &key, CachedKernel entry,
+                 std::unique_ptr<KeyLock> lock) override;
+  void flush() override { writer_->flush(); }
+  BackgroundWriter &writer() { return *writer_; }
 
   struct Entry {
     std::string name;   ///< the folder
@@ -73,6 +87,8 @@ private:
   bool keep_stages_;
   std::mutex held_mutex_;
   std::set<std::string> held_; ///< keys whose lock this process holds
+  std::unique_ptr<BackgroundWriter> own_writer_;
+  BackgroundWriter *writer_;
 };
 
 } // namespace kiln::runtime

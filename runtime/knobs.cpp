@@ -74,6 +74,8 @@ Knobs Knobs::from_env() {
       env_uint_in("KILN_REDIS_CONNECT_TIMEOUT_MS", k.redis_connect_timeout_ms, 1, hour_ms);
   k.redis_timeout_ms = env_uint_in("KILN_REDIS_TIMEOUT_MS", k.redis_timeout_ms, 1, hour_ms);
   k.redis_ttl_s = env_uint_in("KILN_REDIS_TTL_S", k.redis_ttl_s, 0, ten_years_s);
+  k.redis_claim_ttl_ms = env_uint_in("KILN_REDIS_CLAIM_TTL_MS", k.redis_claim_ttl_ms, 1, hour_ms);
+  k.redis_peer_wait_ms = env_uint_in("KILN_REDIS_PEER_WAIT_MS", k.redis_peer_wait_ms, 0, hour_ms);
   k.debug = env_bool("KILN_DEBUG");
   if (const char *d = env("KILN_DUMP_DIR"))
     k.dump_dir = d;

@@ -18,6 +18,13 @@ struct Knobs {
   uint64_t redis_connect_timeout_ms = 50; ///< KILN_REDIS_CONNECT_TIMEOUT_MS (at least 1)
   uint64_t redis_timeout_ms = 200;        ///< KILN_REDIS_TIMEOUT_MS: a whole request (at least 1)
   uint64_t redis_ttl_s = 7 * 24 * 3600;   ///< KILN_REDIS_TTL_S: value expiry (0: never)
+  /// KILN_REDIS_CLAIM_TTL_MS: how long a compiling process holds a key's
+  /// fleet-wide claim (at least 1; a claim outlived by its compile lets a
+  /// peer compile the key too, a cost, not an error).
+  uint64_t redis_claim_ttl_ms = 30000;
+  /// KILN_REDIS_PEER_WAIT_MS: how long a process waits for the entry of a
+  /// peer that holds the key's claim before compiling itself (0: not at all).
+  uint64_t redis_peer_wait_ms = 10000;
   bool debug = false;               ///< KILN_DEBUG
   std::string dump_dir;             ///< KILN_DUMP_DIR
   std::string override_dir;         ///< KILN_OVERRIDE_DIR: user-edited stage files used in place of the compiler's

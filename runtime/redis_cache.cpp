@@ -80,6 +80,18 @@ private:
   std::shared_ptr<Lookup> l_;
 };
 
+RedisCache::Config RedisCache::Config::from_knobs(const Knobs &k) {
+  Config c;
+  c.client.url = RedisUrl::parse(k.redis_url);
+  c.client.connect_timeout = std::chrono::milliseconds(k.redis_connect_timeout_ms);
+  c.client.request_timeout = std::chrono::milliseconds(k.redis_timeout_ms);
+  c.hmac_key = k.cache_hmac_key;
+  c.ttl = std::chrono::seconds(k.redis_ttl_s);
+  c.claim_ttl = std::chrono::milliseconds(k.redis_claim_ttl_ms);
+  c.wait_for_peer = std::chrono::milliseconds(k.redis_peer_wait_ms);
+  return c;
+}
+
 RedisCache::RedisCache(Config c)
     : config_(std::move(c)), client_(config_.client), codec_(config_.hmac_key),
       thread_([this] { work(); }) {}

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "runtime/cache_level.hpp"
+#include "runtime/knobs.hpp"
 #include "runtime/redis_client.hpp"
 #include "runtime/redis_codec.hpp"
 
@@ -49,6 +50,11 @@ public:
     std::chrono::milliseconds wait_for_peer{10000}; ///< how long others wait for its entry
     std::chrono::milliseconds ask_every{20};        ///< how often they look meanwhile
     std::chrono::seconds ttl{7 * 24 * 3600};        ///< values expire after this; 0: never
+
+    /// What the knobs say (KILN_REDIS_URL, _CONNECT_TIMEOUT_MS, _TIMEOUT_MS,
+    /// _TTL_S, _CLAIM_TTL_MS, _PEER_WAIT_MS, KILN_CACHE_HMAC_KEY). Throws
+    /// ArgumentError for a malformed URL.
+    static Config from_knobs(const Knobs &k);
   };
   explicit RedisCache(Config c);
   /// Sends what is queued (within the deadlines), then stops its thread.

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,11 +16,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "kiln/error.hpp"
+#include "runtime/background_writer.hpp"
 #include "runtime/disk_cache.hpp"
 #include "tests/cache_child.hpp"
 
@@ -78,6 +81,20 @@ TEST_CASE("disk cache: entry names are base32 of the key's SHA-256") {
   CHECK(n.find_first_not_of("abcdefghijklmnopqrstuvwxyz234567") == std::string::npos);
   CHECK(DiskCache::entry_name(kKey) == n);
   CHECK(DiskCache::entry_name(key_of(1)) != n);
+  // A hex key is decoded, not hashed again: 0xaa repeated is 1010... in base32.
+  std::string vk;
+  for (int i = 0; i < 51; ++i)
+    vk += i % 2 ? 'k' : 'v';
+  CHECK(n == vk + "a");
+  // Either case of hex names one entry; what is not hex is hashed first.
+  CHECK(DiskCache::entry_name(std::string(64, 'A')) == n);
+  std::string not_hex = kKey;
+  not_hex[63] = 'g';
+  const std::string h = DiskCache::entry_name(not_hex);
+  CHECK(h.size() == 52);
+  CHECK(h != n);
+  CHECK(DiskCache::entry_name("short") == DiskCache::entry_name("short"));
+  CHECK(DiskCache::entry_name("short").size() == 52);
 }
 
 TEST_CASE("disk cache: an entry round-trips exactly, with private permissions") {
@@ -110,6 +127,61 @@ TEST_CASE("disk cache: an entry round-trips exactly, with private permissions") 
   // No temporary file is left behind.
   for (const auto &f : fs::directory_iterator(c.dir() + "/" + DiskCache::entry_name(kKey)))
     CHECK(f.path().filename().string().rfind(".tmp", 0) != 0);
+}
+
+TEST_CASE("disk cache: put_later returns before the entry is written, holds the key's lock until "
+          "it is, and flush() waits for it") {
+  const TempDir t;
+  kiln::runtime::BackgroundWriter writer;
+  DiskCache c(t.path, 0, false, &writer);
+  // A write ahead of ours that does not end until the test says so: the
+  // state a launch sees while the disk is busy with fsyncs.
+  std::promise<void> go;
+  std::shared_future<void> released = go.get_future().share();
+  writer.post([released] { released.wait(); });
+  std::unique_ptr<kiln::runtime::KeyLock> lock = c.lock(kKey);
+  REQUIRE(lock);
+  c.put_later(kKey, sample(), std::move(lock));
+  CHECK_FALSE(entry_exists(c, kKey)); // returned without writing
+  // Another process asking for the key waits on its lock meanwhile (a
+  // second open file description conflicts with the writer's flock).
+  const std::string lock_path = c.dir() + "/locks/" + DiskCache::entry_name(kKey);
+  const int fd = ::open(lock_path.c_str(), O_RDWR);
+  REQUIRE(fd >= 0);
+  CHECK(::flock(fd, LOCK_EX | LOCK_NB) != 0);
+  go.set_value();
+  c.flush();
+  const std::optional<CachedKernel> out = c.get(kKey);
+  REQUIRE(out);
+  CHECK(out->kernel.binary == sample().kernel.binary);
+  CHECK(::flock(fd, LOCK_EX | LOCK_NB) == 0); // let go once published
+  ::close(fd);
+  // The key is this process's to lock again.
+  CHECK(c.lock(kKey));
+}
+
+TEST_CASE("disk cache: entries queued by put_later are written before the cache is destroyed") {
+  const TempDir t;
+  {
+    DiskCache c(t.path, 0); // its own writer thread
+    std::promise<void> go;
+    std::shared_future<void> released = go.get_future().share();
+    c.writer().post([released] { released.wait(); });
+    for (int i = 0; i < 5; ++i)
+      c.put_later(key_of(i), sample(), nullptr);
+    CHECK(c.writer().pending() == 6);
+    go.set_value();
+  }
+  DiskCache again(t.path, 0);
+  for (int i = 0; i < 5; ++i) {
+    CAPTURE(i);
+    const std::optional<CachedKernel> out = again.get(key_of(i));
+    REQUIRE(out);
+    CHECK(out->kernel.binary == sample().kernel.binary);
+  }
+  // No temporary file is left behind.
+  for (const auto &d : fs::recursive_directory_iterator(t.path))
+    CHECK(d.path().filename().string().rfind(".tmp", 0) != 0);
 }
 
 TEST_CASE("disk cache: a damaged entry is a miss and is removed") {

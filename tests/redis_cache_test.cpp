@@ -618,23 +618,74 @@ TEST_CASE("redis: the Redis knobs are read, with defaults, and a bad value is a 
     CHECK(k.redis_connect_timeout_ms == 50);
     CHECK(k.redis_timeout_ms == 200);
     CHECK(k.redis_ttl_s == 7 * 24 * 3600);
+    CHECK(k.redis_claim_ttl_ms == 30000);
+    CHECK(k.redis_peer_wait_ms == 10000);
   }
   {
     const Env a("KILN_REDIS_CONNECT_TIMEOUT_MS", "20"), b("KILN_REDIS_TIMEOUT_MS", "1000"),
-        c("KILN_REDIS_TTL_S", "0");
+        c("KILN_REDIS_TTL_S", "0"), d("KILN_REDIS_CLAIM_TTL_MS", "1500"),
+        e("KILN_REDIS_PEER_WAIT_MS", "0");
     const Knobs k = Knobs::from_env();
     CHECK(k.redis_connect_timeout_ms == 20);
     CHECK(k.redis_timeout_ms == 1000);
     CHECK(k.redis_ttl_s == 0);
+    CHECK(k.redis_claim_ttl_ms == 1500);
+    CHECK(k.redis_peer_wait_ms == 0);
   }
-  for (const auto &[name, value] :
-       std::vector<std::pair<const char *, const char *>>{{"KILN_REDIS_CONNECT_TIMEOUT_MS", "0"},
-                                                          {"KILN_REDIS_TIMEOUT_MS", "fast"},
-                                                          {"KILN_REDIS_TIMEOUT_MS", "99999999999"},
-                                                          {"KILN_REDIS_TTL_S", "-1"}}) {
+  for (const auto &[name, value] : std::vector<std::pair<const char *, const char *>>{
+           {"KILN_REDIS_CONNECT_TIMEOUT_MS", "0"},
+           {"KILN_REDIS_TIMEOUT_MS", "fast"},
+           {"KILN_REDIS_TIMEOUT_MS", "99999999999"},
+           {"KILN_REDIS_TTL_S", "-1"},
+           {"KILN_REDIS_CLAIM_TTL_MS", "0"},
+           {"KILN_REDIS_CLAIM_TTL_MS", "3600001"},
+           {"KILN_REDIS_CLAIM_TTL_MS", "1s"},
+           {"KILN_REDIS_PEER_WAIT_MS", "-5"},
+           {"KILN_REDIS_PEER_WAIT_MS", "99999999999"}}) {
     CAPTURE(name);
     CAPTURE(value);
     const Env e(name, value);
     CHECK_THROWS_WITH_AS(Knobs::from_env(), doctest::Contains(name), kiln::ArgumentError);
   }
+}
+
+TEST_CASE("redis: KILN_REDIS_CLAIM_TTL_MS and KILN_REDIS_PEER_WAIT_MS reach the cache: the claim's "
+          "expiry, and how long a peer waits") {
+  Knobs k;
+  k.redis_url = "redis://127.0.0.1:1";
+  k.cache_hmac_key = "h";
+  k.redis_connect_timeout_ms = 7;
+  k.redis_timeout_ms = 70;
+  k.redis_ttl_s = 5;
+  k.redis_claim_ttl_ms = 1500;
+  k.redis_peer_wait_ms = 0;
+  const RedisCache::Config c = RedisCache::Config::from_knobs(k);
+  CHECK(c.client.url.port == 1);
+  CHECK(c.hmac_key == "h");
+  CHECK(c.client.connect_timeout == std::chrono::milliseconds(7));
+  CHECK(c.client.request_timeout == std::chrono::milliseconds(70));
+  CHECK(c.ttl == std::chrono::seconds(5));
+  CHECK(c.claim_ttl == std::chrono::milliseconds(1500));
+  CHECK(c.wait_for_peer == std::chrono::milliseconds(0));
+
+  RedisServer server;
+  if (!server.running() || server.cli("PING") != "PONG") {
+    MESSAGE("[SKIP] redis-server or redis-cli is not installed");
+    return;
+  }
+  k.redis_url = server.url();
+  k.redis_timeout_ms = 200;
+  k.redis_connect_timeout_ms = 50;
+  RedisCache a(RedisCache::Config::from_knobs(k)), b(RedisCache::Config::from_knobs(k));
+  const std::string key = std::string(64, 'e');
+  const std::shared_ptr<PendingGet> claimer = a.start_get(key);
+  REQUIRE(claimed(server, key));
+  const long ttl = std::stol(server.cli("PTTL " + RedisCache::claim_key(key)));
+  CHECK(ttl > 0);
+  CHECK(ttl <= 1500); // not the 30 s default
+  // A peer told not to wait compiles at once (the default would wait 10 s
+  // for the claimer's entry).
+  std::chrono::steady_clock::duration longest;
+  CHECK_FALSE(settle(*b.start_get(key), longest, std::chrono::milliseconds(300)));
+  CHECK(longest < std::chrono::seconds(2)); // no call waited for the peer
 }

@@ -4,6 +4,7 @@
 // mismatched or corrupt records ignored) are checked directly.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -11,8 +12,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <iostream>
+#include <sstream>
 #include <string>
 
+#include "runtime/background_writer.hpp"
 #include "runtime/tuning_cache.hpp"
 #include "tests/redis_server.hpp"
 #include "tests/shell.hpp"
@@ -64,6 +69,105 @@ TEST_CASE("tuning cache: a stored choice is read back only for the configs it wa
   const TuningCache none("");
   none.put(id, "fill", TuningRecord{0, configs[0], "", {}});
   CHECK(!none.get(id, configs));
+}
+
+namespace {
+
+/// What `f` writes on std::cerr.
+template <class F> std::string cerr_of(F f) {
+  std::ostringstream captured;
+  std::streambuf *old = std::cerr.rdbuf(captured.rdbuf());
+  try {
+    f();
+  } catch (...) {
+    std::cerr.rdbuf(old);
+    throw;
+  }
+  std::cerr.rdbuf(old);
+  return captured.str();
+}
+
+} // namespace
+
+TEST_CASE("tuning cache: records are written atomically and privately (0700 folder, 0600 file, "
+          "no temporary left)") {
+  const TempDir dir;
+  const TuningCache cache(dir.path.string());
+  const std::vector<std::string> configs = {"BLOCK=16", "BLOCK=32"};
+  const std::string id = TuningCache::id("atomic");
+  cache.put(id, "fill", TuningRecord{0, configs[0], "n=1", {1.0, 2.0}});
+  struct stat st {};
+  REQUIRE(::stat((dir.path / "tuning").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0700);
+  REQUIRE(::stat((dir.path / "tuning" / (id + ".json")).c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // Replaced in place by a later store, never left half written.
+  cache.put(id, "fill", TuningRecord{1, configs[1], "n=1", {2.0, 1.0}});
+  REQUIRE(cache.get(id, configs));
+  CHECK(cache.get(id, configs)->config == 1u);
+  for (const auto &f : fs::directory_iterator(dir.path / "tuning"))
+    CHECK(f.path().filename().string().rfind(".tmp", 0) != 0);
+}
+
+TEST_CASE(
+    "tuning cache: a corrupt, foreign or unreadable record is ignored with one clear warning") {
+  const TempDir dir;
+  const TuningCache cache(dir.path.string());
+  const std::vector<std::string> configs = {"BLOCK=16", "BLOCK=32"};
+  struct Bad {
+    const char *text;
+    const char *why;
+  };
+  int n = 0;
+  for (const Bad &b : {Bad{"{\"config\": 1, \"conf", "not JSON (truncated or corrupt)"},
+                       Bad{"[1, 2]", "no config index and text"},
+                       Bad{"{\"config\": 5, \"config_text\": \"BLOCK=16\"}",
+                           "names a config the kernel does not have"}}) {
+    CAPTURE(b.text);
+    const std::string id = TuningCache::id("corrupt " + std::to_string(n++));
+    fs::create_directories(dir.path / "tuning");
+    const fs::path file = dir.path / "tuning" / (id + ".json");
+    std::ofstream(file, std::ios::trunc) << b.text;
+    std::string err = cerr_of([&] { CHECK(!cache.get(id, configs)); });
+    CHECK(contains(err, "kiln: warning: ignoring the tuning record " + file.string()));
+    CHECK(contains(err, b.why));
+    CHECK(contains(err, "tuned again"));
+    // Once per file: a launch asking again is quiet.
+    err = cerr_of([&] { CHECK(!cache.get(id, configs)); });
+    CHECK(err.empty());
+    // Tuning again replaces it with a good record.
+    cache.put(id, "fill", TuningRecord{1, configs[1], "", {}});
+    REQUIRE(cache.get(id, configs));
+    CHECK(cache.get(id, configs)->config == 1u);
+  }
+  // Writable by others: not trusted, whatever it says.
+  const std::string id = TuningCache::id("foreign");
+  cache.put(id, "fill", TuningRecord{1, configs[1], "", {}});
+  const fs::path file = dir.path / "tuning" / (id + ".json");
+  ::chmod(file.c_str(), 0666);
+  const std::string err = cerr_of([&] { CHECK(!cache.get(id, configs)); });
+  CHECK(contains(err, "ignoring the tuning record " + file.string()));
+  CHECK(contains(err, "writable only by it"));
+  // A record that is simply not there is a quiet miss.
+  CHECK(cerr_of([&] { CHECK(!cache.get(TuningCache::id("absent"), configs)); }).empty());
+}
+
+TEST_CASE("tuning cache: with a background writer, put() returns before the record is written; "
+          "flush() writes it") {
+  const TempDir dir;
+  kiln::runtime::BackgroundWriter writer;
+  const TuningCache cache(dir.path.string(), {}, &writer);
+  const std::vector<std::string> configs = {"BLOCK=16", "BLOCK=32"};
+  const std::string id = TuningCache::id("later");
+  std::promise<void> go;
+  std::shared_future<void> released = go.get_future().share();
+  writer.post([released] { released.wait(); }); // the writer is busy
+  cache.put(id, "fill", TuningRecord{1, configs[1], "", {}});
+  CHECK(!fs::exists(dir.path / "tuning" / (id + ".json")));
+  go.set_value();
+  writer.flush();
+  REQUIRE(cache.get(id, configs));
+  CHECK(cache.get(id, configs)->config == 1u);
 }
 
 TEST_CASE("tuning cache: kiln tune stores the choice; a second process launches it without "

@@ -35,8 +35,12 @@ private:
 };
 
 /// One ORC JIT session. load() is safe from several threads at once; each
-/// object gets its own JITDylib so that specializations of one kernel, which
-/// share a symbol name, do not clash. The loader must outlive its objects.
+/// object gets its own bare JITDylib (no platform set-up) so that
+/// specializations of one kernel, which share a symbol name, do not clash,
+/// linked to one JITDylib of the process's and libmvec's symbols that every
+/// object shares (each symbol is looked up once per process). Code and
+/// constants come from pre-faulted slabs. The loader must outlive its
+/// objects.
 class ObjectLoader {
 public:
   static std::unique_ptr<ObjectLoader> create();

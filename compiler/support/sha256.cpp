@@ -6,8 +6,21 @@
 
 namespace kiln {
 
+namespace {
+
+/// SHA-256 fetched from OpenSSL's provider once: EVP_sha256() makes every
+/// EVP_DigestInit_ex fetch it again (a locked look-up by name, a few
+/// microseconds), and a launch's compile key hashes many small things.
+const EVP_MD *sha256_md() {
+  static EVP_MD *md = EVP_MD_fetch(nullptr, "SHA256", nullptr); // kept for the process
+  return md;
+}
+
+} // namespace
+
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (!ctx_ || EVP_DigestInit_ex(static_cast<EVP_MD_CTX *>(ctx_), EVP_sha256(), nullptr) != 1)
+  const EVP_MD *md = sha256_md();
+  if (!ctx_ || !md || EVP_DigestInit_ex(static_cast<EVP_MD_CTX *>(ctx_), md, nullptr) != 1)
     throw RuntimeError("OpenSSL could not initialise SHA-256");
 }
 

@@ -1,0 +1,95 @@
+// The CPU object loader (compiler/cpu/object_loader.hpp): each object gets a
+// bare JITDylib of its own, linked to one shared JITDylib for what kernels
+// call outside themselves (libm, libmvec), so that specializations sharing
+// an entry name load side by side, calls into libm and libmvec resolve in
+// every object, an object unloads without disturbing the others, and a bad
+// object is a clear error.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <kiln/kiln.hpp>
+
+#include "compiler/cpu/object_loader.hpp"
+#include "compiler/target.hpp"
+#include "runtime/jit_function.hpp"
+
+namespace {
+
+// exp over a block is vectorized into libmvec's _ZGVdN8v_expf (or a libm
+// call per element where there is no libmvec): both come from the shared
+// JITDylib.
+const char *const kSource = R"(import triton
+import triton.language as tl
+
+
+@triton.jit
+def exp_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, tl.exp(x) + tl.math.erf(x), mask=mask)
+)";
+
+kiln::CompiledKernel compiled(int block) {
+  const kiln::Module m = kiln::Module::from_string(kSource, "exp.py");
+  const std::vector<kiln::Arg> args{kiln::Arg::mock(kiln::DType::f32),
+                                    kiln::Arg::mock(kiln::DType::f32), kiln::arg("n", 100),
+                                    kiln::arg("BLOCK", block)};
+  return m.kernel("exp_kernel").impl()->compile_only(args, kiln::compiler::Target::host());
+}
+
+} // namespace
+
+TEST_CASE("object loader: objects with one entry name load side by side, call libm, and "
+          "unload one at a time") {
+  const kiln::CompiledKernel a = compiled(32), b = compiled(64);
+  REQUIRE(a.entry == b.entry); // two specializations, one symbol name
+  auto loader = kiln::cpu::ObjectLoader::create();
+  std::vector<std::unique_ptr<kiln::cpu::LoadedObject>> objects;
+  for (int i = 0; i < 8; ++i) // the shared JITDylib serves every object
+    objects.push_back(loader->load(i % 2 ? b.binary : a.binary, a.entry));
+  for (const auto &o : objects)
+    CHECK(reinterpret_cast<const void *>(o->entry()) != nullptr);
+  CHECK(reinterpret_cast<const void *>(objects[0]->entry()) !=
+        reinterpret_cast<const void *>(objects[1]->entry()));
+  objects.erase(objects.begin()); // unloading one leaves the others
+  auto again = loader->load(a.binary, a.entry);
+  CHECK(reinterpret_cast<const void *>(again->entry()) != nullptr);
+  objects.clear();
+  again.reset();
+  // Loads after every object is gone still resolve libm.
+  CHECK(reinterpret_cast<const void *>(loader->load(b.binary, b.entry)->entry()) != nullptr);
+}
+
+TEST_CASE("object loader: garbage and a missing entry are errors that name the problem") {
+  auto loader = kiln::cpu::ObjectLoader::create();
+  const std::vector<uint8_t> garbage(64, 0x5a);
+  CHECK_THROWS_WITH_AS(loader->load(garbage, "k"),
+                       doctest::Contains("could not load the kernel object"), kiln::RuntimeError);
+  const kiln::CompiledKernel a = compiled(32);
+  CHECK_THROWS_WITH_AS(loader->load(a.binary, "no_such_entry"), doctest::Contains("no_such_entry"),
+                       kiln::RuntimeError);
+  // The loader is still usable.
+  CHECK(reinterpret_cast<const void *>(loader->load(a.binary, a.entry)->entry()) != nullptr);
+}
+
+TEST_CASE("object loader: loading and unloading again and again reuses the slab's pages") {
+  auto resident_kb = [] {
+    std::ifstream statm("/proc/self/statm");
+    uint64_t size = 0, resident = 0;
+    statm >> size >> resident;
+    return resident * 4;
+  };
+  const kiln::CompiledKernel a = compiled(32);
+  auto loader = kiln::cpu::ObjectLoader::create();
+  for (int i = 0; i < 50; ++i)
+    loader->load(a.binary, a.entry);
+  const uint64_t before = resident_kb();
+  for (int i = 0; i < 2000; ++i)
+    loader->load(a.binary, a.entry);
+  CHECK(resident_kb() < before + 8 * 1024); // a leak of a page per load would be 8 MB
+}
