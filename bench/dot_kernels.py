@@ -94,3 +94,27 @@ def matvec_bf16(a_ptr, x_ptr, y_ptr, M: tl.constexpr, K: tl.constexpr):
     x = tl.load(x_ptr + rk)
     y = tl.dot(a.to(tl.bfloat16), x.reshape([K, 1]).to(tl.bfloat16))
     tl.store(y_ptr + rm, y.reshape([M]).to(tl.float32))
+
+
+@triton.jit
+def batched_dot(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                TWICE: tl.constexpr):
+    # A 3-D (batched) dot, as Triton's test_dot3d writes it; TWICE adds a
+    # second product into the first through acc=.
+    rb = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + rb * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + rb * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c = tl.dot(a, b)
+    if TWICE:
+        c = tl.dot(a, b, c)
+    tl.store(c_ptr + rb * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], c)
+
+
+@triton.jit
+def batched_dot_mismatch(a_ptr, b_ptr, c_ptr):
+    # Not valid Triton: the batch dims of a 3-D dot must agree (a compile error).
+    a = tl.load(a_ptr + tl.arange(0, 2)[:, None, None] * 256 + tl.arange(0, 16)[None, :, None] * 16
+                + tl.arange(0, 16)[None, None, :])
+    b = tl.load(b_ptr + tl.arange(0, 4)[:, None, None] * 256 + tl.arange(0, 16)[None, :, None] * 16
+                + tl.arange(0, 16)[None, None, :])
+    tl.store(c_ptr + tl.arange(0, 16), tl.sum(tl.sum(tl.dot(a, b), 0), 0))

@@ -144,6 +144,22 @@ for M, N, Kd, dt in [(1, 16, 16, np.float16), (16, 1, 16, np.float16), (8, 32, 1
                       tol=2e-2 if dt == np.float32 else 1e-3))
 
 
+# ---- 3-D (batched) dots: fp16, fp32 (tf32 on Triton's GPU path), int8 ----
+for Bt, M, N, Kd, dt, twice in [(2, 32, 32, 16, np.float16, False), (4, 16, 64, 32, np.float32, True),
+                               (2, 32, 16, 32, np.int8, False), (8, 16, 16, 16, np.float16, True)]:
+    if dt == np.int8:
+        ain, bin_ = i8(Bt, M, Kd), i8(Bt, Kd, N)
+        out = f"zeros:{Bt}x{M}x{N}:i32"
+    else:
+        ain, bin_ = f32(Bt, M, Kd).astype(dt), f32(Bt, Kd, N).astype(dt)
+        out = f"zeros:{Bt}x{M}x{N}:f32"
+    cases.append(Case("gpu", D, "batched_dot", [1],
+                      dict(a_ptr=ain, b_ptr=bin_, c_ptr=out, B=Bt, M=M, N=N, K=Kd, TWICE=twice),
+                      ["c_ptr"], lambda i, t=twice: {"c_ptr": (2 if t else 1) * np.matmul(
+                          i["a_ptr"].astype(np.float64), i["b_ptr"].astype(np.float64))},
+                      exact=dt == np.int8, tol=2e-2 if dt == np.float32 else 1e-3))
+
+
 def bf16_round(x):
     b = x.astype(np.float32).view(np.uint32)
     return ((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).view(np.float32)

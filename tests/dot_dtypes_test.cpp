@@ -207,3 +207,35 @@ TEST_CASE("dot dtypes: what Triton rejects is a compile error") {
         "tl.dot of 8-bit operands needs K >= 32 (as Triton on NVIDIA), got <16x16xi8> and "
         "<16x16xi8>");
 }
+
+TEST_CASE("dot dtypes: a 3-D dot multiplies each batch on its own, with acc=") {
+  kiln::Module m = dot_kernels();
+  constexpr int B = 4, M = 16, N = 32, K = 16;
+  const std::vector<float> a = values<float>(B * M * K, -8, 8, 7, 4),
+                           b = values<float>(B * K * N, -8, 8, 11, 4);
+  for (int twice : {0, 1}) {
+    CAPTURE(twice);
+    std::vector<float> c(B * M * N, -1.0f);
+    m.kernel("batched_dot")[{1}](kiln::Tensor(const_cast<float *>(a.data()), kiln::DType::f32),
+                                 kiln::Tensor(const_cast<float *>(b.data()), kiln::DType::f32),
+                                 kiln::Tensor(c.data(), kiln::DType::f32), kiln::arg("B", B),
+                                 kiln::arg("M", M), kiln::arg("N", N), kiln::arg("K", K),
+                                 kiln::arg("TWICE", twice != 0));
+    // Quarter-integers: every product and sum is exact in fp32.
+    for (int t = 0; t < B; ++t)
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          float want = 0;
+          for (int k = 0; k < K; ++k)
+            want += a[(t * M + i) * K + k] * b[(t * K + k) * N + j];
+          REQUIRE(c[(t * M + i) * N + j] == (twice ? 2 : 1) * want);
+        }
+  }
+  // Batches must agree, as Triton asserts.
+  std::vector<float> c(B * M * N);
+  CHECK_THROWS_WITH_AS(m.kernel("batched_dot_mismatch")[{1}](
+                           kiln::Tensor(const_cast<float *>(a.data()), kiln::DType::f32),
+                           kiln::Tensor(const_cast<float *>(b.data()), kiln::DType::f32),
+                           kiln::Tensor(c.data(), kiln::DType::f32)),
+                       doctest::Contains("tl.dot's batch dimensions differ"), kiln::CompileError);
+}

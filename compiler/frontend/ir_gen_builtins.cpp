@@ -580,11 +580,18 @@ DType dot_result(IrGen &g, DType operand, const std::optional<DType> &out_dtype)
 Val tl_dot(IrGen &g, CallArgs &a) {
   ir::Value *x = tensor_arg(g, a, 0, "input", "tl.dot");
   ir::Value *y = tensor_arg(g, a, 1, "other", "tl.dot");
-  if (x->type.rank != 2 || y->type.rank != 2)
-    g.fail("tl.dot needs 2-D blocks, got " + x->type.str() + " and " + y->type.str());
-  const int64_t M = x->type.shape[0], K = x->type.shape[1], N = y->type.shape[1];
-  if (y->type.shape[0] != K)
+  const int rank = x->type.rank;
+  if ((rank != 2 && rank != 3) || y->type.rank != rank)
+    g.fail("tl.dot needs two 2-D blocks or two 3-D (batched) blocks, got " + x->type.str() +
+           " and " + y->type.str());
+  // A 3-D dot is a batch of independent 2-D dots along dim 0.
+  const int64_t B = rank == 3 ? x->type.shape[0] : 1;
+  const int64_t M = x->type.shape[rank - 2], K = x->type.shape[rank - 1],
+                N = y->type.shape[rank - 1];
+  if (y->type.shape[rank - 2] != K)
     g.fail("tl.dot's inner dimensions differ: " + x->type.str() + " and " + y->type.str());
+  if (rank == 3 && y->type.shape[0] != B)
+    g.fail("tl.dot's batch dimensions differ: " + x->type.str() + " and " + y->type.str());
   if (x->type.elem != y->type.elem)
     g.fail("tl.dot's operands must have the same element type, got " + x->type.element().str() + " and " +
            y->type.element().str());
@@ -600,8 +607,8 @@ Val tl_dot(IrGen &g, CallArgs &a) {
   if (const Val *od = optional_arg(a, 6, "out_dtype"); od && !od->is_none())
     out_dtype = g.const_dtype(*od, "tl.dot's out_dtype").elem;
   const Type out = Type::scalar(dot_result(g, x->type.elem, out_dtype));
-  int64_t dims[2] = {M, N};
-  const Type rt = out.with_shape(dims, 2);
+  const int64_t dims2[2] = {M, N}, dims3[3] = {B, M, N};
+  const Type rt = rank == 3 ? out.with_shape(dims3, 3) : out.with_shape(dims2, 2);
   ir::Value *acc;
   if (const Val *accv = optional_arg(a, 2, "acc"); accv && !accv->is_none()) {
     acc = g.to_tensor(*accv, "tl.dot's acc");

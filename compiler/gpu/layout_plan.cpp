@@ -154,11 +154,15 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
 
 MmaKind LayoutPlan::mma_kind(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  if (a.rank != 2)
+    return MmaKind::None; // batched (3-D) dots run as FMAs
   return gpu::mma_kind(a.elem, r.elem, op.str, a.shape[0], r.shape[1], a.shape[1], sm_);
 }
 
 bool LayoutPlan::wgmma(const ir::Op &op) const {
   const ir::Type &a = op.operands[0]->type, &r = op.result()->type;
+  if (a.rank != 2)
+    return false;
   const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
   return wgmma_ && wgmma_fits(mma_kind(op), M, N, K, warps_);
 }
