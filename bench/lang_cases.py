@@ -182,3 +182,15 @@ cases.append(Case("lang", L, "desc_matmul", [2, 2],
                        b_desc=f"tensordesc({npy('desc_b', db)}, [32, 32])",
                        c_desc="tensordesc(zeros:100x40:f32, [64, 32])", K=72, BM=64, BN=32, BK=32),
                   ["c_desc"], lambda i: {"c_desc": da.astype(np.float32) @ db.astype(np.float32)}, tol=2e-3))
+
+# tl.maximum / minimum / clamp with and without propagate_nan (NaN in either operand).
+nx, ny = f32(64), f32(64) + 2.0
+nx[::5], ny[::7] = np.nan, np.nan
+for all_ in [False, True]:
+    def nan_ref(i, a=all_):
+        x, y = i["x_ptr"], i["y_ptr"]
+        if a:
+            return {"o_ptr": np.concatenate([np.maximum(x, y), np.minimum(x, y), np.minimum(np.maximum(x, -1.0), y)])}
+        return {"o_ptr": np.concatenate([np.fmax(x, y), np.fmin(x, y), np.fmin(np.fmax(x, -1.0), 1.0)])}
+    cases.append(Case("lang", L, "nan_minmax", [1], dict(x_ptr=nx, y_ptr=ny, o_ptr="zeros:192:f32", N=64, ALL=all_),
+                      ["o_ptr"], nan_ref, tol=0))

@@ -194,3 +194,23 @@ def desc_matmul(a_desc, b_desc, c_desc, K, BM: tl.constexpr, BN: tl.constexpr, B
         b = b_desc.load([k * BK, pid_n * BN])
         acc = tl.dot(a, b, acc)
     c_desc.store([pid_m * BM, pid_n * BN], acc.to(c_desc.dtype))
+
+
+@triton.jit
+def nan_minmax(x_ptr, y_ptr, o_ptr, N: tl.constexpr, ALL: tl.constexpr):
+    # propagate_nan: NONE (default) takes the other operand where one is NaN,
+    # ALL gives NaN.
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    if ALL:
+        mx = tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)
+        mn = tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL)
+        cl = tl.clamp(x, -1.0, y, propagate_nan=tl.PropagateNan.ALL)
+    else:
+        mx = tl.maximum(x, y)
+        mn = tl.minimum(x, y, propagate_nan=tl.PropagateNan.NONE)
+        cl = tl.clamp(x, -1.0, 1.0)
+    tl.store(o_ptr + offs, mx)
+    tl.store(o_ptr + N + offs, mn)
+    tl.store(o_ptr + 2 * N + offs, cl)

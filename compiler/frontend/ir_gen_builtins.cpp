@@ -259,18 +259,37 @@ Val tl_fma(IrGen &g, CallArgs &a) {
   return Val::tensor(g.sem().elementwise(OpKind::Fma, 0, {vx, vy, vz}, vx->type));
 }
 
+/// tl.maximum / tl.minimum / tl.clamp's propagate_nan: NONE (the default)
+/// returns the other operand where one is NaN, ALL returns NaN.
+BinaryOp nan_op(IrGen &g, CallArgs &a, size_t at, BinaryOp op, const char *fn) {
+  const Val *p = optional_arg(a, at, "propagate_nan");
+  if (!p || p->is_none())
+    return op;
+  const int64_t v = g.const_int(*p, (std::string(fn) + "'s propagate_nan").c_str());
+  if (v != 0 && v != 0xFFFF)
+    g.fail(std::string(fn) +
+           "'s propagate_nan must be tl.PropagateNan.NONE or tl.PropagateNan.ALL");
+  if (v == 0)
+    return op;
+  return op == BinaryOp::Max ? BinaryOp::MaxNan : BinaryOp::MinNan;
+}
+
 Val tl_maximum(IrGen &g, CallArgs &a) {
-  return Val::tensor(g.sem().minmax(BinaryOp::Max, operand_arg(g, a, 0, "x", "tl.maximum"),
+  return Val::tensor(g.sem().minmax(nan_op(g, a, 2, BinaryOp::Max, "tl.maximum"),
+                                    operand_arg(g, a, 0, "x", "tl.maximum"),
                                     operand_arg(g, a, 1, "y", "tl.maximum")));
 }
 Val tl_minimum(IrGen &g, CallArgs &a) {
-  return Val::tensor(g.sem().minmax(BinaryOp::Min, operand_arg(g, a, 0, "x", "tl.minimum"),
+  return Val::tensor(g.sem().minmax(nan_op(g, a, 2, BinaryOp::Min, "tl.minimum"),
+                                    operand_arg(g, a, 0, "x", "tl.minimum"),
                                     operand_arg(g, a, 1, "y", "tl.minimum")));
 }
 Val tl_clamp(IrGen &g, CallArgs &a) {
   Operand x = operand_arg(g, a, 0, "x", "tl.clamp");
-  ir::Value *lo = g.sem().minmax(BinaryOp::Max, x, operand_arg(g, a, 1, "min", "tl.clamp"));
-  return Val::tensor(g.sem().minmax(BinaryOp::Min, {lo}, operand_arg(g, a, 2, "max", "tl.clamp")));
+  ir::Value *lo = g.sem().minmax(nan_op(g, a, 3, BinaryOp::Max, "tl.clamp"), x,
+                                 operand_arg(g, a, 1, "min", "tl.clamp"));
+  return Val::tensor(g.sem().minmax(nan_op(g, a, 3, BinaryOp::Min, "tl.clamp"), {lo},
+                                    operand_arg(g, a, 2, "max", "tl.clamp")));
 }
 
 Val tl_where(IrGen &g, CallArgs &a) {

@@ -396,6 +396,11 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
     return Val::method(attr, base);
   }
   case Val::Kind::DType: return dtype_attribute(base, attr, loc);
+  case Val::Kind::Builtin:
+    // Triton's enum values, as the ints its IR takes.
+    if (base.name == "tl.PropagateNan" && (attr == "ALL" || attr == "NONE"))
+      return Val::constant(ConstValue::of_int(attr == "ALL" ? 0xFFFF : 0));
+    break;
   case Val::Kind::Const:
     if (attr == "value")
       return base;

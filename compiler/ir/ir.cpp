@@ -22,8 +22,9 @@ Block *Function::new_block() { return &blocks.emplace_back(); }
 namespace {
 
 const char *binary_name(BinaryOp b) {
-  static const char *names[] = {"add", "sub", "mul", "div", "idiv", "rem", "and", "or",
-                                "xor", "shl", "shr", "max", "min", "umulhi", "pow", "div_rn"};
+  static const char *names[] = {"add", "sub",    "mul", "div",    "idiv",    "rem",
+                                "and", "or",     "xor", "shl",    "shr",     "max",
+                                "min", "umulhi", "pow", "div_rn", "max_nan", "min_nan"};
   return names[static_cast<int>(b)];
 }
 const char *compare_name(ComparePred p) {

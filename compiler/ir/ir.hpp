@@ -95,15 +95,24 @@ enum class OpKind : uint8_t {
 };
 
 enum class BinaryOp : uint8_t {
-  Add, Sub, Mul,
+  Add,
+  Sub,
+  Mul,
   Div,  // float division
   IDiv, // integer division truncating toward zero (C)
   Rem,  // integer: C remainder (sign of dividend); float: fmod
-  And, Or, Xor, Shl, Shr, // Shr is arithmetic for signed, logical for unsigned
-  Max, Min,              // integer by signedness; float: maxnum/minnum semantics of Triton
+  And,
+  Or,
+  Xor,
+  Shl,
+  Shr, // Shr is arithmetic for signed, logical for unsigned
+  Max,
+  Min, // integer by signedness; float: maxnum/minnum semantics of Triton
   UMulHi,
   Pow,   // float only
   DivRn, // float division rounded to nearest (IEEE), where `/` may be approximate
+  MaxNan,
+  MinNan, // float: a NaN operand gives NaN (propagate_nan=tl.PropagateNan.ALL)
 };
 
 enum class ComparePred : uint8_t { Lt, Le, Gt, Ge, Eq, Ne };

@@ -165,6 +165,12 @@ auto Lowering::binary(BinaryOp op, llvm::Value *x, llvm::Value *y, const Type &t
   case BinaryOp::Min:
     return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, x, y)
               : b_.CreateBinaryIntrinsic(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, x, y);
+  case BinaryOp::MaxNan:
+    return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, x, y)
+              : b_.CreateBinaryIntrinsic(sg ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, x, y);
+  case BinaryOp::MinNan:
+    return fl ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, x, y)
+              : b_.CreateBinaryIntrinsic(sg ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, x, y);
   case BinaryOp::UMulHi: {
     const unsigned w = x->getType()->getIntegerBitWidth();
     llvm::Type *wide = b_.getIntNTy(2 * w);
