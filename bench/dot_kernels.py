@@ -2,8 +2,8 @@
 # tests/dot_dtypes_test.cpp): matmul.py's loop with the operand and
 # accumulator dtypes Triton 3.6 puts on tensor cores besides f16/bf16 -> f32:
 # int8 -> int32, f16 -> f16 (out_dtype=tl.float16) and f32 with
-# input_precision="tf32x3". Each accumulator goes through `acc=` with the
-# out_dtype Triton requires for it.
+# input_precision="tf32x3", and fp8 (e4m3 / e5m2) -> f32. Each accumulator
+# goes through `acc=` with the out_dtype Triton requires for it.
 import triton
 import triton.language as tl
 
@@ -68,6 +68,34 @@ def matmul_tf32x3(a_ptr, b_ptr, c_ptr, M, N, K,
         a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
         b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
         acc += tl.dot(a, b, input_precision="tf32x3")
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+    c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn
+    tl.store(c_ptrs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def matmul_fp8(a_ptr, b_ptr, c_ptr, M, N, K,
+               stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+               BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, E5: tl.constexpr):
+    # The bytes come as uint8 (NumPy has no fp8); the pointers are recast as
+    # fp8 ones, so the loads feed the dot directly as a torch.float8 tensor's
+    # would.
+    fp8 = tl.float8e5 if E5 else tl.float8e4nv
+    a_ptr = a_ptr.to(tl.pointer_type(fp8))
+    b_ptr = b_ptr.to(tl.pointer_type(fp8))
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * stride_am + rk[None, :] * stride_ak
+    b_ptrs = b_ptr + rk[:, None] * stride_bk + rn[None, :] * stride_bn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptrs, mask=(rm[:, None] < M) & (rk[None, :] + k < K), other=0.0)
+        b = tl.load(b_ptrs, mask=(rk[:, None] + k < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
         a_ptrs += BK * stride_ak
         b_ptrs += BK * stride_bk
     c_ptrs = c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn

@@ -104,13 +104,13 @@ cases.append(Case("gpu", G, "reshape_kernel", [1], dict(x_ptr=RX, out_ptr="zeros
 D = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "dot_kernels.py")
 
 
-def dot_case(kernel, M, N, Kd, BM, BN, BK, a, b, b_k_major, out, ref, **kw):
-    # b_k_major: B stored N x K (K contiguous, as the pipeline's cp.async wants it for int8)
+def dot_case(kernel, M, N, Kd, BM, BN, BK, a, b, b_k_major, out, ref, extra={}, **kw):
+    # b_k_major: B stored N x K (K contiguous, as the pipeline's cp.async wants it for 8-bit operands)
     bk, bn = (1, Kd) if b_k_major else (N, 1)
     cases.append(Case("gpu", D, kernel, [(M + BM - 1) // BM, (N + BN - 1) // BN],
                       dict(a_ptr=a, b_ptr=b.T.copy() if b_k_major else b, c_ptr=f"zeros:{M}x{N}:{out}", M=M, N=N, K=Kd,
                            stride_am=Kd, stride_ak=1, stride_bk=bk, stride_bn=bn, stride_cm=N, stride_cn=1,
-                           BM=BM, BN=BN, BK=BK),
+                           BM=BM, BN=BN, BK=BK, **extra),
                       ["c_ptr"], lambda i: {"c_ptr": ref(i["a_ptr"], i["b_ptr"].T if b_k_major else i["b_ptr"])}, **kw))
 
 
@@ -133,6 +133,32 @@ for M, N, Kd, BM, BN, BK, kmaj in [(100, 130, 70, 32, 32, 16, False), (64, 64, 6
                                    (33, 17, 9, 16, 16, 16, True), (128, 96, 200, 64, 32, 32, False)]:
     dot_case("matmul_tf32x3", M, N, Kd, BM, BN, BK, f32(M, Kd), f32(Kd, N), kmaj, "f32",
              lambda a, b: a.astype(np.float64) @ b.astype(np.float64), tol=1e-5)
+
+
+# fp8 operands as uint8 codes (NumPy has no fp8): values with two mantissa
+# bits, which e4m3 and e5m2 both hold exactly, so that f32 sums are exact.
+def fp8_codes(shape, e5):
+    sign = rng.integers(0, 2, shape) << 7
+    exp = rng.integers(-3, 4, shape) + (15 if e5 else 7)
+    man = rng.integers(0, 4, shape)
+    return (sign | (exp << (2 if e5 else 3)) | (man << (0 if e5 else 1))).astype(np.uint8)
+
+
+def fp8_values(codes, e5):
+    c = codes.astype(np.int64)
+    mbits, bias = (2, 15) if e5 else (3, 7)
+    exp, man = (c >> mbits) & ((1 << (7 - mbits)) - 1), c & ((1 << mbits) - 1)
+    mag = np.where(exp == 0, man * 2.0 ** (1 - bias - mbits), (1 + man / 2.0 ** mbits) * 2.0 ** (exp - bias))
+    return np.where(c & 0x80, -mag, mag)
+
+
+# sm_90 with BM 64/128 and 4 warps: wgmma k32 (both operands K-major, so a
+# row-major B is transposed by byte stores, a K-major one comes by cp.async);
+# BM 32 and sm_89: mma.sync m16n8k32; sm_80: FMAs.
+for M, N, Kd, BM, BN, BK, kmaj, e5 in [(100, 130, 70, 32, 32, 32, False, False), (128, 128, 256, 64, 64, 64, True, False),
+                                       (200, 96, 160, 128, 64, 32, False, True), (70, 50, 300, 32, 64, 128, True, True)]:
+    dot_case("matmul_fp8", M, N, Kd, BM, BN, BK, fp8_codes((M, Kd), e5), fp8_codes((Kd, N), e5), kmaj, "f32",
+             lambda a, b, e5=e5: fp8_values(a, e5) @ fp8_values(b, e5), extra=dict(E5=int(e5)), tol=1e-5)
 
 # ---- dots with M or N under 16 (Triton 3.6: down to 1; K >= 8 for fp32) ----
 for M, N, Kd, dt in [(1, 16, 16, np.float16), (16, 1, 16, np.float16), (8, 32, 16, np.float16), (2, 2, 16, np.float16),

@@ -48,7 +48,9 @@ Target Target::cuda(int sm) {
   // wgmma exists on sm_90 only (sm_100 has other instructions), as sm_90a.
   t.wgmma = sm == 90 && !wgmma_disabled();
   t.cpu = "sm_" + std::to_string(sm) + (t.wgmma ? "a" : "");
-  t.features = "+ptx80";
+  // PTX 8.4 (CUDA 12.4) for mma.sync on fp8 operands; older instructions
+  // assemble the same.
+  t.features = "+ptx84";
   t.sm = sm;
   return t;
 }

@@ -125,3 +125,21 @@ TEST_CASE("axis info: tl.multiple_of / max_contiguous / max_constancy facts rais
   CHECK(a.get(m).div[0] == 128);
   CHECK(a.get(q).constancy[0] == 32);
 }
+
+TEST_CASE("axis info: a pointer recast to another element type keeps its alignment") {
+  // fp8 kernels take uint8 tensors and recast them (`p.to(tl.pointer_type(
+  // tl.float8e4nv))`): their loads must still vectorize.
+  Fixture x;
+  ir::Value *p = x.param(Type::ptr(DType::u8), true);
+  ir::Value *q = x.op(OpKind::Bitcast, {p}, Type::ptr(DType::f8e4nv));
+  ir::Value *w = x.op(OpKind::Bitcast, {p}, Type::ptr(DType::f32));
+  ir::Value *offs = x.arange(64);
+  ir::Value *addr =
+      x.op(OpKind::AddPtr, {x.op(OpKind::Splat, {q}, block(DType::f8e4nv, {64}, true)), offs},
+           block(DType::f8e4nv, {64}, true));
+  analysis::AxisInfoAnalysis a;
+  CHECK(a.get(q).div[0] == 16);
+  CHECK(a.get(w).div[0] == 16);
+  CHECK(a.get(addr).div[0] == 16);
+  CHECK(a.get(addr).contig[0] == 64);
+}

@@ -236,6 +236,18 @@ AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {
       if (v->type.is_int() && op.operands[0]->type.is_int())
         a = in(0);
       break;
+    case OpKind::Bitcast:
+      // A pointer recast to another element type (`p.to(tl.pointer_type(t))`)
+      // is the same address: its divisibility in bytes and its constant
+      // runs carry over, its runs of consecutive elements only at one size.
+      if (v->type.pointer && op.operands[0]->type.pointer) {
+        const AxisInfo s = in(0);
+        a.div[d] = s.div[d];
+        a.constancy[d] = s.constancy[d];
+        if (dtype_size(op.operands[0]->type.elem) == dtype_size(v->type.elem))
+          a.contig[d] = s.contig[d];
+      }
+      break;
     case OpKind::Broadcast: {
       const AxisInfo s = in(0);
       if (op.operands[0]->type.shape[d] == 1 && n > 1) {

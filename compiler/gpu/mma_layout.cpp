@@ -85,6 +85,10 @@ MmaKind mma_kind(DType operand, DType result, const std::string &precision, int6
     k = MmaKind::TF32X3;
   else if (operand == DType::i8 && result == DType::i32)
     k = MmaKind::I8;
+  else if (operand == DType::f8e4nv && result == DType::f32 && sm >= 89)
+    k = MmaKind::F8E4M3;
+  else if (operand == DType::f8e5 && result == DType::f32 && sm >= 89)
+    k = MmaKind::F8E5M2;
   return k != MmaKind::None && K >= mma_k(k) ? k : MmaKind::None;
 }
 
@@ -94,6 +98,8 @@ int mma_k(MmaKind k) {
   case MmaKind::TF32X3:
     return 8;
   case MmaKind::I8:
+  case MmaKind::F8E4M3:
+  case MmaKind::F8E5M2:
     return 32;
   default:
     return 16;
@@ -101,12 +107,12 @@ int mma_k(MmaKind k) {
 }
 
 int mma_operand_bytes(MmaKind k) {
-  return k == MmaKind::I8 ? 1 : k == MmaKind::TF32 || k == MmaKind::TF32X3 ? 4 : 2;
+  return is_8bit(k) ? 1 : k == MmaKind::TF32 || k == MmaKind::TF32X3 ? 4 : 2;
 }
 
 bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps) {
   const bool kind = k == MmaKind::F16 || k == MmaKind::BF16 || k == MmaKind::F16F16 ||
-                    (k == MmaKind::I8 && N <= 224);
+                    (k == MmaKind::I8 && N <= 224) || k == MmaKind::F8E4M3 || k == MmaKind::F8E5M2;
   return kind && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && N >= 16 && N <= 256 &&
          K % mma_k(k) == 0;
 }

@@ -31,12 +31,19 @@ namespace kiln::gpu {
 /// F16, BF16 (f32 accumulators), F16F16 (f16 operands and accumulators:
 /// out_dtype float16), TF32, TF32X3 (input_precision "tf32x3": three tf32
 /// instructions a step, as Triton splits them), I8 (int8 operands, int32
-/// accumulators, m16n8k32 / wgmma k32).
-enum class MmaKind : uint8_t { None, F16, BF16, F16F16, TF32, TF32X3, I8 };
+/// accumulators, m16n8k32 / wgmma k32), F8E4M3 and F8E5M2 (fp8e4nv or
+/// fp8e5 operands, f32 accumulators, m16n8k32 on sm_89+ / wgmma k32).
+enum class MmaKind : uint8_t { None, F16, BF16, F16F16, TF32, TF32X3, I8, F8E4M3, F8E5M2 };
+
+/// Whether `k` takes 8-bit operands (K-major in shared memory, 32 a step).
+inline bool is_8bit(MmaKind k) {
+  return k == MmaKind::I8 || k == MmaKind::F8E4M3 || k == MmaKind::F8E5M2;
+}
 
 /// Tensor cores need sm_80 or newer, operands and result as Triton pairs
 /// them on NVIDIA (f16 -> f32 or f16, bf16 -> f32, f32 -> f32 with
-/// input_precision "tf32" or "tf32x3" ("ieee" keeps exact FMAs), i8 -> i32),
+/// input_precision "tf32" or "tf32x3" ("ieee" keeps exact FMAs), i8 -> i32,
+/// fp8e4nv / fp8e5 -> f32 on sm_89 and newer),
 /// and at least one instruction's tile (M >= 16, N >= 8, K >= mma_k).
 MmaKind mma_kind(DType operand, DType result, const std::string &precision, int64_t M, int64_t N,
                  int64_t K, int sm);

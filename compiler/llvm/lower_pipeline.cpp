@@ -97,7 +97,7 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
     auto u = user.find(res);
     if (!res->type.is_block() || uses_[res] != 1 || u == user.end() ||
         u->second->kind != OpKind::Dot ||
-        (dtype_size(res->type.elem) != 2 && res->type.elem != DType::i8) ||
+        (dtype_size(res->type.elem) != 2 && dtype_size(res->type.elem) != 1) ||
         plan_->layout(u->second->result())->kind != gpu::Encoding::Kind::Mma)
       continue;
     const ir::Op &dot = *u->second;
@@ -127,7 +127,7 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
     const int k_dim = operand == 0 ? 1 : 0;
     const int64_t outer = res->type.shape[1 - k_dim], K = res->type.shape[k_dim];
     const int bytes = static_cast<int>(dtype_size(res->type.elem));
-    // int8 operands are read K-major only (gpu/mma_layout.hpp): loads along
+    // 8-bit operands are read K-major only (gpu/mma_layout.hpp): loads along
     // M or N need the transposing stores of the dot's own staging.
     if (bytes == 1 && run_dim != k_dim) {
       slice = saved_slice;

@@ -406,6 +406,16 @@ auto NvptxTarget::round_tf32(llvm::Value *f) -> llvm::Value * {
 auto NvptxTarget::mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                       const std::vector<llvm::Value *> &b, const std::vector<llvm::Value *> &c)
     -> std::vector<llvm::Value *> {
+  if (k == gpu::MmaKind::F8E4M3 || k == gpu::MmaKind::F8E5M2) {
+    // LLVM 19 has no fp8 mma intrinsic: inline PTX, four bytes a word.
+    const char *t = k == gpu::MmaKind::F8E4M3 ? "e4m3" : "e5m2";
+    std::vector<llvm::Value *> in(a.begin(), a.end());
+    in.insert(in.end(), b.begin(), b.end());
+    return asm_through(std::string("mma.sync.aligned.m16n8k32.row.col.f32.") + t + "." + t +
+                           ".f32 {$0, $1, $2, $3}, {$8, $9, $10, $11}, {$12, $13}, "
+                           "{$0, $1, $2, $3};",
+                       c, in, "r,r,r,r,r,r");
+  }
   std::vector<llvm::Value *> args;
   // f16 operands go as pairs of halves; bf16, tf32 and int8 as 32-bit words.
   auto *h2 = llvm::FixedVectorType::get(b_.getHalfTy(), 2);
@@ -541,12 +551,14 @@ auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
   // Columns: two a register for f32 and int32 accumulators, four for f16x2.
   const size_t cols = k == gpu::MmaKind::F16F16 ? 4 * n : 2 * n;
   const char *shape = k == gpu::MmaKind::I8       ? "k32.s32.s8.s8"
+                      : k == gpu::MmaKind::F8E4M3 ? "k32.f32.e4m3.e4m3"
+                      : k == gpu::MmaKind::F8E5M2 ? "k32.f32.e5m2.e5m2"
                       : k == gpu::MmaKind::F16F16 ? "k16.f16.f16.f16"
                       : k == gpu::MmaKind::F16    ? "k16.f32.f16.f16"
                                                   : "k16.f32.bf16.bf16";
-  // Integer wgmma has no scale-a/b or transpose immediates: both operands
-  // are K-major.
-  const bool imm = k != gpu::MmaKind::I8;
+  // Integer wgmma has no scale-a/b immediates, and only 16-bit operands may
+  // be transposed: 8-bit ones are K-major.
+  const bool scale = k != gpu::MmaKind::I8, trans = !gpu::is_8bit(k);
   auto op = [&](size_t i) { return "$" + std::to_string(i); };
   std::string text = "{ .reg .pred p; setp.ne.b32 p, " + op(2 * n + a.size() + 1) +
                      ", 0; wgmma.mma_async.sync.aligned.m64n" + std::to_string(cols) + shape + " {";
@@ -556,17 +568,21 @@ auto NvptxTarget::wgmma(gpu::MmaKind k, const std::vector<llvm::Value *> &d,
   std::string cons;
   if (a.size() == 1) { // a descriptor
     text += op(2 * n) + ", " + op(2 * n + 1) + ", p";
-    if (imm)
-      text += std::string(", 1, 1, ") + (trans_a ? "1, " : "0, ");
+    if (scale)
+      text += ", 1, 1";
+    if (trans)
+      text += trans_a ? ", 1" : ", 0";
     cons = "l,l,r";
   } else {
     text += "{" + op(2 * n) + ", " + op(2 * n + 1) + ", " + op(2 * n + 2) + ", " + op(2 * n + 3) +
             "}, " + op(2 * n + 4) + ", p";
-    if (imm)
-      text += ", 1, 1, ";
+    if (scale)
+      text += ", 1, 1";
     cons = "r,r,r,r,l,r";
   }
-  text += imm ? std::string(trans_b ? "1" : "0") + "; }" : "; }";
+  if (trans)
+    text += trans_b ? ", 1" : ", 0";
+  text += "; }";
   std::vector<llvm::Value *> in(a.begin(), a.end());
   in.push_back(b);
   in.push_back(b_.getInt32(add ? 1 : 0)); // scale-d: D = A * B (+ D)
