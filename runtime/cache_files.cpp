@@ -23,7 +23,12 @@ bool trusted(const struct stat &st) {
 }
 
 std::optional<std::string> read_trusted(const std::string &path, std::string &why) {
-  Fd f(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+  return read_trusted_at(AT_FDCWD, path, why);
+}
+
+std::optional<std::string> read_trusted_at(int dirfd, const std::string &path, std::string &why,
+                                           struct stat *status) {
+  Fd f(::openat(dirfd, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (f.fd < 0) {
     why = path + ": " + errno_text();
     return std::nullopt;
@@ -33,6 +38,8 @@ std::optional<std::string> read_trusted(const std::string &path, std::string &wh
     why = path + " is not a regular file owned by this user and writable only by it";
     return std::nullopt;
   }
+  if (status)
+    *status = st;
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t done = 0;
   while (done < data.size()) {

@@ -31,6 +31,12 @@ bool trusted(const struct stat &st);
 /// symlink), or nullopt with `why` set.
 std::optional<std::string> read_trusted(const std::string &path, std::string &why);
 
+/// read_trusted() of `name` in the folder open as `dirfd` (AT_FDCWD: `name`
+/// is a path), so that several files of one folder cost one look-up of the
+/// folder's path; `st`, when not null, receives the file's status.
+std::optional<std::string> read_trusted_at(int dirfd, const std::string &name, std::string &why,
+                                           struct stat *st = nullptr);
+
 /// Writes `data` to `dir/name` atomically: a temporary name (".tmp.*") in
 /// the same folder, created 0600, fsynced, renamed over the name. Throws
 /// RuntimeError; leaves no temporary file behind when it throws.

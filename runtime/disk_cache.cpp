@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 
@@ -45,6 +46,20 @@ uint64_t folder_bytes(const std::string &path) {
     if (f.is_regular_file(ec))
       n += f.file_size(ec);
   return n;
+}
+
+/// A use this recent is not written down again (see DiskCache::get).
+constexpr int64_t kTouchSeconds = 60;
+
+/// Whether a hit on the entry whose meta.json has status `st` should
+/// record the use: its last is kTouchSeconds old or more, or in the future
+/// (a clock set back: the entry would otherwise look newer than it is).
+bool touch_due(const struct stat &st) {
+  timespec now{};
+  if (::clock_gettime(CLOCK_REALTIME, &now) != 0)
+    return true;
+  const int64_t age = int64_t(now.tv_sec) - int64_t(st.st_mtim.tv_sec);
+  return age >= kTouchSeconds || age < 0;
 }
 
 /// Warns once per process: a cache that cannot write must not flood stderr.
@@ -156,17 +171,24 @@ void DiskCache::discard(const std::string &path, const std::string &why) {
 std::optional<CachedKernel> DiskCache::get(const std::string &key) {
   const std::string dir = entry_dir(key);
   std::string why;
-  const std::string meta_path = dir + "/" + kMeta;
-  struct stat dst {};
-  if (::lstat(dir.c_str(), &dst) != 0)
+  // The folder is opened once and its files read relative to it: each
+  // absolute path costs a walk of the cache's path, dear on a hit.
+  // O_NOFOLLOW as lstat did: a symlink in place of the folder is not ours.
+  const Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (d.fd < 0) {
+    if (errno == ELOOP || errno == ENOTDIR || errno == EACCES)
+      discard(dir, "entry folder not ours");
     return std::nullopt; // a plain miss
-  if (!S_ISDIR(dst.st_mode) || !trusted(dst)) {
+  }
+  struct stat dst {};
+  if (::fstat(d.fd, &dst) != 0 || !S_ISDIR(dst.st_mode) || !trusted(dst)) {
     discard(dir, "entry folder not ours");
     return std::nullopt;
   }
-  std::optional<std::string> meta_text = read_trusted(meta_path, why);
+  struct stat mst {};
+  std::optional<std::string> meta_text = read_trusted_at(d.fd, kMeta, why, &mst);
   if (!meta_text) {
-    if (::access(meta_path.c_str(), F_OK) == 0 || errno != ENOENT)
+    if (::faccessat(d.fd, kMeta, F_OK, 0) == 0 || errno != ENOENT)
       discard(dir, why);
     return std::nullopt; // no metadata: being written, or a crash before it was
   }
@@ -178,7 +200,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     CompiledKernel &k = out.kernel;
     const json &files = meta.at("files");
     const std::string binary_file = meta.at("binary_file");
-    std::optional<std::string> binary = read_trusted(dir + "/" + binary_file, why);
+    std::optional<std::string> binary = read_trusted_at(d.fd, binary_file, why);
     if (!binary)
       throw std::runtime_error(why);
     const json &bf = files.at(binary_file);
@@ -196,7 +218,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
         throw std::runtime_error("stage file " + name + " is not named for its stage");
       if (!keep_stages_ && stage != "cubin_log")
         continue;
-      std::optional<std::string> text = read_trusted(dir + "/" + name, why);
+      std::optional<std::string> text = read_trusted_at(d.fd, name, why);
       if (!text)
         throw std::runtime_error(why);
       if (text->size() != f.at("bytes").get<uint64_t>() ||
@@ -204,8 +226,12 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
         throw std::runtime_error("stage " + stage + " does not match its hash");
       k.stages[stage] = std::move(*text);
     }
-    // Least recently used: a hit counts as a use.
-    ::utimensat(AT_FDCWD, meta_path.c_str(), nullptr, AT_SYMLINK_NOFOLLOW);
+    // Least recently used: a hit counts as a use, recorded as meta.json's
+    // modification time. Not again within kTouchSeconds of the last: the
+    // syscall is a tenth of a small kernel's hit, and pruning's order only
+    // loses precision among entries used in the last minute.
+    if (touch_due(mst))
+      ::utimensat(d.fd, kMeta, nullptr, AT_SYMLINK_NOFOLLOW);
     return out;
   } catch (const std::exception &e) {
     discard(dir, e.what());

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -293,6 +294,29 @@ TEST_CASE("disk cache: pruning removes the least recently used first") {
   CHECK(entry_exists(c, key_of(2)));
   CHECK(c.clear() == 2);
   CHECK(c.entries().empty());
+}
+
+TEST_CASE("disk cache: a hit records its use only when the last is a minute old or more") {
+  // The touch is a syscall on every hit; pruning needs no finer order.
+  const TempDir t;
+  DiskCache c(t.path, 0);
+  c.put(key_of(0), sample());
+  const std::string meta = c.dir() + "/" + DiskCache::entry_name(key_of(0)) + "/meta.json";
+  auto mtime = [&] {
+    struct stat st {};
+    REQUIRE(::stat(meta.c_str(), &st) == 0);
+    return st.st_mtim;
+  };
+  timespec now{};
+  REQUIRE(::clock_gettime(CLOCK_REALTIME, &now) == 0);
+  const timespec recent[2] = {{now.tv_sec - 10, 0}, {now.tv_sec - 10, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, meta.c_str(), recent, 0) == 0);
+  CHECK(c.get(key_of(0)));
+  CHECK(mtime().tv_sec == now.tv_sec - 10);
+  const timespec old[2] = {{now.tv_sec - 61, 0}, {now.tv_sec - 61, 0}};
+  REQUIRE(::utimensat(AT_FDCWD, meta.c_str(), old, 0) == 0);
+  CHECK(c.get(key_of(0)));
+  CHECK(mtime().tv_sec >= now.tv_sec);
 }
 
 TEST_CASE("disk cache: a size limit prunes on every store") {
