@@ -481,8 +481,10 @@ Val IrGen::unaryop(Op op, const Val &a, Loc loc) {
 Val IrGen::compare(Op op, const Val &a, const Val &b, Loc loc) {
   builder().set_loc(loc);
   if (op == Op::Is || op == Op::IsNot) {
-    // A tensor is never None (Triton folds `x is None` for any argument).
-    if ((a.is_tensor() && b.is_none()) || (a.is_none() && b.is_tensor()))
+    // Only None is None: a tensor, a tuple constexpr (`boundary_check:
+    // tl.constexpr = (1,)`), a function or a dtype tested against None folds
+    // as in Triton, where `x is None` is Python's identity test.
+    if (a.is_none() != b.is_none())
       return Val::constant(ConstValue::of_bool(op == Op::IsNot));
     if (!(a.is_const() || a.kind == Val::Kind::DType) || !(b.is_const() || b.kind == Val::Kind::DType))
       fail(loc, "'is' is only supported between compile-time values (e.g. `x is None`)");
