@@ -608,3 +608,108 @@ def bad_plain_call(x_ptr):
   kiln::Module m2 = kiln::Module::from_string(changed, "constexpr_fns.py");
   CHECK(m2.kernel("to_bits").cache_key() != m.kernel("to_bits").cache_key());
 }
+
+TEST_CASE("module model: `from .utils import *` binds the jit helpers and constexprs of a sibling "
+          "module") {
+  // gemlite's layout: triton_kernels/gemm_kernels.py star-imports its jit
+  // helpers (dequantize, linear_tile) from triton_kernels/utils.py, which
+  // star-imports dtypes from the package above.
+  TempDir dir;
+  dir.write("gemlib/__init__.py", "");
+  dir.write("gemlib/dtypes.py", R"(from enum import Enum
+import triton.language as tl
+
+DTYPE_BITS = tl.constexpr(16)
+
+
+class DType(Enum):
+    FP16 = 0
+)");
+  dir.write("gemlib/kernels/__init__.py", "");
+  dir.write("gemlib/kernels/utils.py", R"(import torch, triton, math
+import triton.language as tl
+from ..dtypes import *
+
+_PRIVATE_SHIFT = tl.constexpr(100)
+
+
+@triton.jit
+def linear_tile(pid, N, BLOCK: tl.constexpr):
+    return pid * BLOCK
+
+
+@triton.jit
+def scale_by(x, s):
+    return x * s + DTYPE_BITS
+
+
+def next_power_of_2(v):
+    return 1 if v == 0 else 2 ** math.ceil(math.log2(v))
+)");
+  dir.write("gemlib/kernels/limited.py", R"(import triton
+import triton.language as tl
+
+__all__ = ["public_add"]
+
+
+@triton.jit
+def public_add(x):
+    return x + 1.0
+
+
+@triton.jit
+def not_exported(x):
+    return x - 1.0
+)");
+  const std::string path =
+      dir.write("gemlib/kernels/gemm_kernels.py", R"(import torch, math, random, copy
+import triton
+import triton.language as tl
+from .utils import *
+from .limited import *
+
+
+@triton.jit
+def scale_kernel(x_ptr, out_ptr, N, BLOCK: tl.constexpr):
+    start = linear_tile(tl.program_id(0), N, BLOCK)
+    offs = start + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < N)
+    tl.store(out_ptr + offs, public_add(scale_by(x, 2.0)), mask=offs < N)
+
+
+@triton.jit
+def reads_private(x_ptr):
+    tl.store(x_ptr, 1.0 + _PRIVATE_SHIFT)
+
+
+@triton.jit
+def reads_unexported(x_ptr):
+    tl.store(x_ptr, not_exported(1.0))
+
+
+@triton.jit
+def reads_host_helper(x_ptr):
+    tl.store(x_ptr, next_power_of_2(3))
+)");
+  kiln::Module m = kiln::Module::from_file(path);
+  std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f, 5.0f}, out(5);
+  m.kernel("scale_kernel")[{2}](x.data(), out.data(), 5, kiln::arg("BLOCK", 4));
+  for (int i = 0; i < 5; ++i)
+    CHECK(out[i] == x[i] * 2.0f + 16.0f + 1.0f);
+  // Names a star import does not bind: '_' names, names outside __all__;
+  // host functions are bound but kernels cannot call them.
+  const std::pair<const char *, const char *> refused[] = {
+      {"reads_private", "_PRIVATE_SHIFT"},
+      {"reads_unexported", "not_exported"},
+      {"reads_host_helper", "a plain Python function"},
+  };
+  for (const auto &[kernel, message] : refused) {
+    CAPTURE(kernel);
+    try {
+      m.kernel(kernel).warmup_with(kiln::Arg::mock(kiln::DType::f32));
+      FAIL("compiling did not throw");
+    } catch (const kiln::CompileError &e) {
+      CHECK(contains(e.message(), message));
+    }
+  }
+}

@@ -303,8 +303,10 @@ private:
     const std::string module = s.module.substr(level);
     for (const ImportName &n : s.names) {
       const std::string as = n.alias.empty() ? n.name : n.alias;
-      if (n.name == "*")
-        continue; // star imports bind names kiln cannot list; reads of them stay unknown
+      if (n.name == "*") {
+        import_star(module, level, s.loc);
+        continue;
+      }
       if (level == 0 && (module == "triton" || module.rfind("triton.", 0) == 0 || module == "math")) {
         if (!bind_triton_path(as, module + "." + n.name))
           bind_host(as, "'" + module + "." + n.name + "', which kernels cannot use", s.loc);
@@ -371,6 +373,48 @@ private:
     }
     if (!may_bind(as))
       return;
+    if (!bind_member_of(as, *mod, name, loc)) {
+      std::string sub = module.empty() ? name : module + "." + name;
+      std::string why2;
+      if (const ModuleInfo *m2 = load_module(sub, level, why2)) {
+        unbind(as);
+        m_.imported_modules[as] = m2;
+      } else {
+        bind_host(as,
+                  "'" + name + "', which " + mod->ast.source->path() +
+                      " does not define at module level",
+                  loc);
+      }
+    }
+  }
+
+  /// `from module import *` of a kernel file: every public name it binds
+  /// (those of its `__all__` when it has one, else those not starting with
+  /// '_'), as Python binds them. A star import of a module that is not a
+  /// kernel file (`from torch import *`) binds names kiln cannot list; reads
+  /// of them stay unknown.
+  void import_star(const std::string &module, int level, Loc loc) {
+    std::string why;
+    const ModuleInfo *mod = load_module(module, level, why);
+    if (!mod)
+      return;
+    std::vector<std::string> names;
+    if (mod->all_names) {
+      names = *mod->all_names;
+    } else {
+      for (const std::string &n : mod->bound_names())
+        if (n.empty() || n[0] != '_')
+          names.push_back(n);
+    }
+    for (const std::string &n : names)
+      if (may_bind(n))
+        bind_member_of(n, *mod, n, loc);
+  }
+
+  /// Binds `as` to what `mod` binds to `name`; false when `mod` binds no such name.
+  bool bind_member_of(const std::string &as, const ModuleInfo &from, const std::string &name,
+                      Loc loc) {
+    const ModuleInfo *mod = &from;
     if (const JitFunctionInfo *fn = mod->visible_function(name)) {
       unbind(as);
       m_.imported_functions[as] = fn;
@@ -387,22 +431,19 @@ private:
       unbind(as);
       m_.imported_modules[as] = sm->second;
     } else if (auto h = mod->host_names.find(name); h != mod->host_names.end()) {
-      bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc);
+      bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc,
+                h->second.module);
     } else {
-      std::string sub = module.empty() ? name : module + "." + name;
-      std::string why2;
-      if (const ModuleInfo *m2 = load_module(sub, level, why2)) {
-        unbind(as);
-        m_.imported_modules[as] = m2;
-      } else {
-        bind_host(as, "'" + name + "', which " + mod->ast.source->path() + " does not define at module level",
-                  loc);
-      }
+      return false;
     }
+    return true;
   }
 
   void assign(const Stmt &s) {
     const Expr &v = *s.value;
+    if (s.targets.size() == 1 && s.targets[0]->kind == ExprKind::Name &&
+        s.targets[0]->id == "__all__")
+      all_names(v);
     for (const ExprPtr &t : s.targets) {
       if (t->kind != ExprKind::Name) {
         bind_targets_host(*t, s.loc);
@@ -446,6 +487,27 @@ private:
       bind_host(name, "a value computed by host code", s.loc);
       if (s.targets.size() == 1)
         module_exprs_[name] = &v; // data a decorator may read (a config list)
+    }
+  }
+
+  /// `__all__ = [...]`: the names `from this import *` binds, when it is a
+  /// list of strings kiln can evaluate (otherwise star imports bind every
+  /// public name).
+  void all_names(const Expr &v) {
+    m_.all_names.reset();
+    try {
+      PyEval eval = evaluator();
+      PyValue list = eval.eval(v);
+      if (list.kind != PyValue::Kind::List && list.kind != PyValue::Kind::Tuple)
+        return;
+      std::vector<std::string> names;
+      for (const PyValue &n : list.items) {
+        if (n.kind != PyValue::Kind::Const || n.c.kind != ConstValue::Kind::Str)
+          return;
+        names.push_back(n.c.s);
+      }
+      m_.all_names = std::move(names);
+    } catch (const CompileError &) {
     }
   }
 
@@ -779,6 +841,23 @@ std::string ModuleInfo::canonical(const std::string &name) const {
   if (auto it = host_names.find(head); it != host_names.end() && it->second.module == "torch")
     return "torch" + rest;
   return "";
+}
+
+std::vector<std::string> ModuleInfo::bound_names() const {
+  std::set<std::string> names;
+  for (const auto &f : functions)
+    names.insert(f->name);
+  auto keys = [&](const auto &map) {
+    for (const auto &entry : map)
+      names.insert(entry.first);
+  };
+  keys(globals);
+  keys(aliases);
+  keys(language_names);
+  keys(imported_functions);
+  keys(imported_modules);
+  keys(host_names);
+  return {names.begin(), names.end()};
 }
 
 const JitFunctionInfo *ModuleInfo::function(std::string_view name) const {

@@ -116,6 +116,9 @@ struct ModuleInfo {
   /// Plain defs kiln runs at compile time (JitFunctionInfo::compile_time);
   /// empty unless the module decorates one `@tl.constexpr`.
   std::map<std::string, std::unique_ptr<JitFunctionInfo>> compile_time_functions;
+  /// The strings of `__all__ = [...]`, when the module has one kiln can
+  /// evaluate: the names `from this import *` binds.
+  std::optional<std::vector<std::string>> all_names;
   /// Keeps the modules this one imports (and their imports) alive.
   std::shared_ptr<const ModuleSet> imports;
 
@@ -125,6 +128,10 @@ struct ModuleInfo {
   /// `import torch as th` (for the plain-data evaluator only); "" when it is
   /// not part of triton, math or torch.
   std::string canonical(const std::string &dotted) const;
+
+  /// Every name bound at module level (jit functions, globals, imports,
+  /// host names), sorted: what `from this import *` can bind.
+  std::vector<std::string> bound_names() const;
 
   /// A jit function this module defines.
   const JitFunctionInfo *function(std::string_view name) const;
