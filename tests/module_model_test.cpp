@@ -713,3 +713,101 @@ def reads_host_helper(x_ptr):
     }
   }
 }
+
+TEST_CASE("module model: globals that host code computes from triton modules and platform tests") {
+  // xformers binds libdevice functions through a host helper that tries
+  // importlib on each place Triton versions kept libdevice in; torchao
+  // guards PTX paths with `IS_ROCM = tl.constexpr(is_ROCM())`. kiln runs
+  // such host code at compile time where its value is certain, and names
+  // the global (and why) where it is not.
+  TempDir dir;
+  dir.write("fxlib/__init__.py", "");
+  dir.write("fxlib/triton/__init__.py", "");
+  dir.write("fxlib/ops/__init__.py", "");
+  dir.write("fxlib/triton/importing.py", R"(import importlib.util
+
+
+def libdevice_find(name):
+    """rsqrt = libdevice_find("rsqrt") works on every Triton version."""
+    locs = (
+        "triton.language.extra.libdevice",
+        "triton.language.extra.cuda.libdevice",
+        "triton.language.math",
+    )
+    for loc in locs:
+        if spec := importlib.util.find_spec(loc):
+            module = importlib.util.module_from_spec(spec)
+            assert spec.loader is not None
+            spec.loader.exec_module(module)
+            return getattr(module, name)
+    raise ImportError(f"Could not find a library to import {name}")
+)");
+  dir.write("fxlib/utils.py", R"(import torch
+
+
+def is_ROCM():
+    return torch.cuda.is_available() and torch.version.hip is not None
+
+
+def num_gpus():
+    return torch.cuda.device_count()
+)");
+  const std::string path = dir.write("fxlib/ops/rmsnorm_kernels.py", R"(import importlib
+import torch
+import triton
+import triton.language as tl
+
+from fxlib.triton.importing import libdevice_find
+from fxlib.utils import is_ROCM, num_gpus
+
+rsqrt = libdevice_find("rsqrt")
+pow = libdevice_find("pow")
+tanh = getattr(importlib.import_module("triton.language.math"), "tanh")
+IS_ROCM = tl.constexpr(is_ROCM())
+NUM_GPUS = tl.constexpr(num_gpus())
+HAS_CUDA = tl.constexpr(torch.cuda.is_available())
+
+
+@triton.jit
+def _rms_norm_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    rstd = rsqrt(tl.sum(x * x, axis=0) / N)
+    y = x * rstd
+    if not IS_ROCM:
+        y = pow(y, 2.0) + tanh(0.0 * y)
+    tl.store(out_ptr + offs, y)
+
+
+@triton.jit
+def reads_gpu_count(x_ptr):
+    tl.store(x_ptr, NUM_GPUS * 1.0)
+
+
+@triton.jit
+def reads_has_cuda(x_ptr):
+    tl.store(x_ptr, HAS_CUDA * 1.0)
+)");
+  kiln::Module m = kiln::Module::from_file(path);
+  std::vector<float> x{1.0f, 2.0f, 3.0f, 4.0f}, out(4);
+  m.kernel("_rms_norm_kernel")[{1}](x.data(), out.data(), kiln::arg("N", 4));
+  const float rstd = 1.0f / std::sqrt((1.0f + 4.0f + 9.0f + 16.0f) / 4.0f);
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == doctest::Approx(x[i] * x[i] * rstd * rstd).epsilon(1e-5));
+  const std::pair<const char *, std::vector<const char *>> refused[] = {
+      {"reads_gpu_count", {"'NUM_GPUS'", "rmsnorm_kernels.py:13", "device_count"}},
+      {"reads_has_cuda", {"'HAS_CUDA'", "torch.cuda.is_available()", "only the host knows"}},
+  };
+  for (const auto &[kernel, messages] : refused) {
+    CAPTURE(std::string(kernel));
+    try {
+      m.kernel(kernel).warmup_with(kiln::Arg::mock(kiln::DType::f32));
+      FAIL("compiling did not throw");
+    } catch (const kiln::CompileError &e) {
+      for (const char *text : messages) {
+        CAPTURE(e.message());
+        CHECK(contains(e.message(), text));
+      }
+    }
+  }
+}

@@ -162,6 +162,14 @@ void read_heuristics(JitFunctionInfo &fn, const Expr &d, PyEval &eval) {
     const std::string &name = key.c.s;
     const Loc loc = v.lambda ? v.lambda->loc : v.def ? v.def->loc : values->loc;
     const bool lambda = v.kind == PyValue::Kind::Lambda && v.lambda->params.size() == 1;
+    if (v.kind == PyValue::Kind::Function && v.home) {
+      // A function of another file: the launch-time evaluator runs on this
+      // module's names only; a value passed at launch stands in for it.
+      fn.heuristics_error = "the heuristic for '" + name +
+                            "' is a function imported from another file, "
+                            "which kiln does not run at launch";
+      return;
+    }
     const bool def = v.kind == PyValue::Kind::Function && v.def->params.size() == 1;
     if (!lambda && !def)
       fail(fn, loc,

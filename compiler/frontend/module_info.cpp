@@ -78,6 +78,48 @@ bool is_name_main_test(const Expr &e) {
   return (a.kind == ExprKind::Name && a.id == "__name__") || (b.kind == ExprKind::Name && b.id == "__name__");
 }
 
+/// The (module, name) pairs being evaluated across modules.
+using EvalGuard = std::set<std::pair<const ModuleInfo *, std::string>>;
+
+/// An evaluator of `m`'s module-level data: constants, data assigned to
+/// names, and plain functions (its own and imported ones) that build data.
+/// `evaluating` is shared with the evaluators of the modules it calls into.
+PyEval module_evaluator(const ModuleInfo &m, std::shared_ptr<EvalGuard> evaluating) {
+  const ModuleInfo *mod = &m;
+  return PyEval(
+      *m.ast.source,
+      [mod, evaluating](const std::string &name, std::string &why) -> std::optional<PyValue> {
+        if (auto g = mod->globals.find(name); g != mod->globals.end())
+          return PyValue::of(g->second.value);
+        if (auto e = mod->data_exprs.find(name);
+            e != mod->data_exprs.end() && evaluating->insert({mod, name}).second) {
+          struct Done {
+            EvalGuard &s;
+            std::pair<const ModuleInfo *, std::string> key;
+            ~Done() { s.erase(key); }
+          } done{*evaluating, {mod, name}};
+          PyEval inner = module_evaluator(*mod, evaluating);
+          return inner.eval(*e->second);
+        }
+        PyValue f;
+        f.kind = PyValue::Kind::Function;
+        if (auto d = mod->plain_functions.find(name); d != mod->plain_functions.end()) {
+          f.def = d->second;
+          return f;
+        }
+        if (auto d = mod->imported_plain_functions.find(name);
+            d != mod->imported_plain_functions.end()) {
+          f.def = d->second.second;
+          f.home = std::make_shared<const PyEval>(module_evaluator(*d->second.first, evaluating));
+          return f;
+        }
+        if (auto h = mod->host_names.find(name); h != mod->host_names.end())
+          why = h->second.what + " (line " + std::to_string(h->second.loc.line) + ")";
+        return std::nullopt;
+      },
+      [mod](const std::string &d) { return mod->canonical(d); });
+}
+
 class Analyzer {
 public:
   Analyzer(ModuleInfo &m, ModuleSet &set) : m_(m), set_(set), src_(*m.ast.source) {}
@@ -107,7 +149,6 @@ public:
         std::rotate(fn->heuristics.begin(), fn->heuristics.begin() + static_cast<std::ptrdiff_t>(before),
                     fn->heuristics.end());
     }
-    m_.plain_functions = plain_defs_;
     // The helpers a constexpr function may call: every other plain def.
     if (!m_.compile_time_functions.empty())
       for (const auto &[name, def] : plain_defs_)
@@ -117,34 +158,7 @@ public:
 
   /// An evaluator of module-level data: constants, data assigned to
   /// names, and plain functions that build data.
-  PyEval evaluator() {
-    return PyEval(
-        src_,
-        [this](const std::string &name, std::string &why) -> std::optional<PyValue> {
-          if (auto g = m_.globals.find(name); g != m_.globals.end())
-            return PyValue::of(g->second.value);
-          if (auto e = module_exprs_.find(name); e != module_exprs_.end() && !evaluating_.count(name)) {
-            evaluating_.insert(name);
-            struct Done {
-              std::set<std::string> &s;
-              const std::string &n;
-              ~Done() { s.erase(n); }
-            } done{evaluating_, name};
-            PyEval inner = evaluator();
-            return inner.eval(*e->second);
-          }
-          if (auto d = plain_defs_.find(name); d != plain_defs_.end()) {
-            PyValue f;
-            f.kind = PyValue::Kind::Function;
-            f.def = d->second;
-            return f;
-          }
-          if (auto h = m_.host_names.find(name); h != m_.host_names.end())
-            why = h->second.what + " (line " + std::to_string(h->second.loc.line) + ")";
-          return std::nullopt;
-        },
-        [this](const std::string &d) { return canonical(d); });
-  }
+  PyEval evaluator() { return module_evaluator(m_, evaluating_); }
 
 private:
   [[noreturn]] void fail(Loc loc, const std::string &msg) { throw src_.error(loc, msg); }
@@ -177,16 +191,19 @@ private:
     m_.imported_modules.erase(name);
     m_.host_names.erase(name);
     plain_defs_.erase(name);
+    m_.imported_plain_functions.erase(name);
     m_.compile_time_functions.erase(name);
-    module_exprs_.erase(name);
+    m_.data_exprs.erase(name);
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
 
-  void bind_host(const std::string &name, std::string what, Loc loc, std::string module = "") {
+  /// False when an earlier binding stands (see may_bind).
+  bool bind_host(const std::string &name, std::string what, Loc loc, std::string module = "") {
     if (!may_bind(name) || (conditional_ > 0 && m_.host_names.count(name)))
-      return;
+      return false;
     unbind(name);
     m_.host_names[name] = HostName{std::move(what), loc, std::move(module)};
+    return true;
   }
 
   void bind_alias(const std::string &name, ModuleAlias a) {
@@ -242,9 +259,11 @@ private:
       return conditional(s);
     }
     case StmtKind::ClassDef:
-      return bind_host(s.id, "a class", s.loc);
+      bind_host(s.id, "a class", s.loc);
+      return;
     case StmtKind::AsyncFunctionDef:
-      return bind_host(s.id, "an async function", s.loc);
+      bind_host(s.id, "an async function", s.loc);
+      return;
     case StmtKind::Try:
     case StmtKind::TryStar:
       // `try: from triton.language.extra.cuda import libdevice` with a
@@ -369,7 +388,8 @@ private:
         }
         return;
       }
-      return bind_host(as, why, loc);
+      bind_host(as, why, loc);
+      return;
     }
     if (!may_bind(as))
       return;
@@ -431,8 +451,15 @@ private:
       unbind(as);
       m_.imported_modules[as] = sm->second;
     } else if (auto h = mod->host_names.find(name); h != mod->host_names.end()) {
-      bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc,
-                h->second.module);
+      const bool bound =
+          bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc,
+                    h->second.module);
+      // A plain function stays callable by host code here, on its own module's names.
+      if (auto f = mod->plain_functions.find(name); bound && f != mod->plain_functions.end())
+        m_.imported_plain_functions[as] = {mod, f->second};
+      else if (auto g = mod->imported_plain_functions.find(name);
+               bound && g != mod->imported_plain_functions.end())
+        m_.imported_plain_functions[as] = g->second;
     } else {
       return false;
     }
@@ -480,13 +507,20 @@ private:
                   s.loc);
         continue;
       }
-      if (auto c = try_constant(v)) {
-        bind_global(name, *c, false, s.loc);
-        continue;
+      std::string why;
+      if (std::optional<PyValue> value = try_value(v, &why)) {
+        if (value->kind == PyValue::Kind::Const) {
+          bind_global(name, value->c, false, s.loc);
+          continue;
+        }
+        // `rsqrt = libdevice_find("rsqrt")`: host code that picks a triton member.
+        if (value->kind == PyValue::Kind::Triton && bind_triton_path(name, value->c.s))
+          continue;
       }
-      bind_host(name, "a value computed by host code", s.loc);
+      bind_host(name, "a value computed by host code" + (why.empty() ? "" : " (" + why + ")"),
+                s.loc);
       if (s.targets.size() == 1)
-        module_exprs_[name] = &v; // data a decorator may read (a config list)
+        m_.data_exprs[name] = &v; // data a decorator may read (a config list)
     }
   }
 
@@ -512,8 +546,10 @@ private:
   }
 
   void bind_targets_host(const Expr &t, Loc loc) {
-    if (t.kind == ExprKind::Name)
-      return bind_host(t.id, "a value computed by host code", loc);
+    if (t.kind == ExprKind::Name) {
+      bind_host(t.id, "a value computed by host code", loc);
+      return;
+    }
     if (t.kind == ExprKind::Tuple || t.kind == ExprKind::List)
       for (const ExprPtr &c : t.children)
         bind_targets_host(*c, loc);
@@ -540,6 +576,19 @@ private:
     m_.globals[name] = GlobalInfo{name, std::move(value), is_constexpr, loc};
   }
 
+  /// A module-level value as PyEval gives it, or nullopt when kiln cannot
+  /// evaluate it (`why` says why).
+  std::optional<PyValue> try_value(const Expr &e, std::string *why) {
+    try {
+      PyEval eval = evaluator();
+      return eval.eval(e);
+    } catch (const CompileError &err) {
+      if (why)
+        *why = err.message();
+      return std::nullopt;
+    }
+  }
+
   /// A module-level constant expression, or nullopt when kiln cannot
   /// evaluate it (a call into host code, a name it does not know, ...).
   std::optional<ConstValue> try_constant(const Expr &e, std::string *why = nullptr) {
@@ -557,6 +606,8 @@ private:
   ConstValue constant(const Expr &e) {
     PyEval eval = evaluator();
     PyValue v = eval.eval(e);
+    if (v.kind == PyValue::Kind::Unknown)
+      fail(e.loc, "it depends on " + v.c.s + ", which only the host knows when the kernel runs");
     if (v.kind != PyValue::Kind::Const)
       fail(e.loc, "expected a constant (a number, a bool, a string or an expression of them)");
     return v.c;
@@ -816,9 +867,10 @@ private:
   ModuleSet &set_;
   const SourceFile &src_;
   int conditional_ = 0;
-  std::map<std::string, const Stmt *> plain_defs_;
-  std::map<std::string, const Expr *> module_exprs_;
-  std::set<std::string> evaluating_; ///< module names being evaluated (a cycle is an error)
+  std::map<std::string, const Stmt *> &plain_defs_ = m_.plain_functions;
+  /// Module-level names being evaluated, of this module and those it
+  /// imports (a cycle gives no value).
+  std::shared_ptr<EvalGuard> evaluating_ = std::make_shared<EvalGuard>();
   /// Decorators read once every module-level name is known.
   struct Decorator {
     JitFunctionInfo *fn;
@@ -838,9 +890,16 @@ std::string ModuleInfo::canonical(const std::string &name) const {
     return std::string(alias_path(it->second)) + rest;
   if (auto it = language_names.find(head); it != language_names.end())
     return std::string(alias_path(it->second.first)) + "." + it->second.second + rest;
-  if (auto it = host_names.find(head); it != host_names.end() && it->second.module == "torch")
-    return "torch" + rest;
+  // The host libraries whose few calls the plain-data evaluator models
+  // (torch dtypes and platform tests, importlib's lookups of triton modules).
+  if (auto it = host_names.find(head);
+      it != host_names.end() && (it->second.module == "torch" || it->second.module == "importlib"))
+    return it->second.module + rest;
   return "";
+}
+
+bool is_modelled_triton_module(std::string_view path) {
+  return module_of_path(path).has_value();
 }
 
 std::vector<std::string> ModuleInfo::bound_names() const {

@@ -113,6 +113,13 @@ struct ModuleInfo {
   std::map<std::string, HostName> host_names;
   /// Plain module-level functions, which a heuristic may call.
   std::map<std::string, const Stmt *> plain_functions;
+  /// Plain functions of other files bound by imports (`from
+  /// xformers.triton.importing import libdevice_find`): host code at module
+  /// level may call them; they run on their own module's names.
+  std::map<std::string, std::pair<const ModuleInfo *, const Stmt *>> imported_plain_functions;
+  /// Module-level names bound to data kiln did not evaluate (a config list
+  /// built by host code), read when a decorator or host function needs them.
+  std::map<std::string, const Expr *> data_exprs;
   /// Plain defs kiln runs at compile time (JitFunctionInfo::compile_time);
   /// empty unless the module decorates one `@tl.constexpr`.
   std::map<std::string, std::unique_ptr<JitFunctionInfo>> compile_time_functions;
@@ -144,5 +151,9 @@ struct ModuleInfo {
   /// signatures and decorators.
   static std::shared_ptr<const ModuleInfo> analyze(Module ast, const std::vector<std::string> &search_path = {});
 };
+
+/// Whether `path` ("triton.language.extra.libdevice") is a triton module kiln
+/// models: what host code may import with importlib at compile time.
+bool is_modelled_triton_module(std::string_view path);
 
 } // namespace kiln::frontend

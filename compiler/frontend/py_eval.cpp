@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "compiler/frontend/ir_gen_impl.hpp"
+#include "compiler/frontend/module_info.hpp"
 #include "compiler/frontend/torch_names.hpp"
 
 namespace kiln::frontend {
@@ -62,6 +63,12 @@ std::string describe(const PyValue &v) {
   case PyValue::Kind::Lambda: return "a lambda";
   case PyValue::Kind::Function: return "a function";
   case PyValue::Kind::Opaque: return v.c.s;
+  case PyValue::Kind::Triton:
+    return "'" + v.c.s + "'";
+  case PyValue::Kind::ModuleSpec:
+    return "the module spec of '" + v.c.s + "'";
+  case PyValue::Kind::Unknown:
+    return v.c.s;
   }
   return "a value";
 }
@@ -76,12 +83,22 @@ bool equal(const PyValue &a, const PyValue &b) {
               a.c.kind == ConstValue::Kind::Bool || b.c.kind == ConstValue::Kind::Bool);
     return a.c == b.c;
   }
+  if (a.kind == PyValue::Kind::Triton || a.kind == PyValue::Kind::ModuleSpec)
+    return a.c.s == b.c.s;
   if (a.items.size() != b.items.size())
     return false;
   for (size_t i = 0; i < a.items.size(); ++i)
     if (!equal(a.items[i], b.items[i]))
       return false;
-  return a.kind != PyValue::Kind::Config && a.kind != PyValue::Kind::Lambda && a.kind != PyValue::Kind::Opaque;
+  return a.kind != PyValue::Kind::Config && a.kind != PyValue::Kind::Lambda &&
+         a.kind != PyValue::Kind::Opaque && a.kind != PyValue::Kind::Unknown;
+}
+
+[[noreturn]] void fail_unknown(const SourceFile &src, const PyValue &v, Loc loc) {
+  throw src.error(
+      loc, "this depends on " + v.c.s +
+               ", which only the host knows when the kernel runs; kiln evaluates host code at "
+               "compile time only where its value does not depend on such facts");
 }
 
 } // namespace
@@ -105,7 +122,15 @@ bool truthy(const PyValue &v) {
   }
 }
 
+bool PyEval::test(const PyValue &v, Loc loc) const {
+  if (v.kind == PyValue::Kind::Unknown)
+    fail_unknown(src_, v, loc);
+  return truthy(v);
+}
+
 const ConstValue &PyEval::as_const(const PyValue &v, Loc loc) const {
+  if (v.kind == PyValue::Kind::Unknown)
+    fail_unknown(src_, v, loc);
   if (v.kind != PyValue::Kind::Const)
     fail(loc, "expected a number, a bool or a string here, not " + describe(v));
   return v.c;
@@ -177,7 +202,10 @@ PyValue PyEval::eval(const Expr &e) {
   case ExprKind::GeneratorExp:
   case ExprKind::DictComp: return comprehension(e);
   case ExprKind::UnaryOp: {
-    const ConstValue v = as_const(eval(*e.children[0]), e.loc);
+    const PyValue operand = eval(*e.children[0]);
+    if (operand.kind == PyValue::Kind::Unknown && e.op == Op::Not)
+      return PyValue::named(PyValue::Kind::Unknown, "not " + operand.c.s);
+    const ConstValue v = as_const(operand, e.loc);
     if (e.op == Op::Not)
       return PyValue::of(ConstValue::of_bool(!v.truthy()));
     if (e.op == Op::USub && v.kind == ConstValue::Kind::Float)
@@ -193,17 +221,20 @@ PyValue PyEval::eval(const Expr &e) {
     fail(e.loc, std::string("operator '") + op_spelling(e.op) + "' is not defined for " + v.repr());
   }
   case ExprKind::BinOp: return binop(e);
-  case ExprKind::BoolOp: {
-    PyValue v = eval(*e.children[0]);
-    for (size_t i = 1; i < e.children.size(); ++i) {
-      if (truthy(v) == (e.op == Op::Or))
-        return v;
-      v = eval(*e.children[i]);
-    }
+  case ExprKind::BoolOp:
+    return bool_op(e, 0);
+  case ExprKind::Compare:
+    return compare(e);
+  case ExprKind::NamedExpr: { // `if spec := find_spec(name):` in a host function
+    PyValue v = eval(*e.children[1]);
+    if (scopes_.empty() || e.children[0]->kind != ExprKind::Name)
+      fail(e.loc, "kiln evaluates ':=' only inside host functions");
+    scopes_.back()[e.children[0]->id] = v;
     return v;
   }
-  case ExprKind::Compare: return compare(e);
-  case ExprKind::IfExp: return truthy(eval(*e.children[0])) ? eval(*e.children[1]) : eval(*e.children[2]);
+  case ExprKind::IfExp:
+    return test(eval(*e.children[0]), e.children[0]->loc) ? eval(*e.children[1])
+                                                          : eval(*e.children[2]);
   case ExprKind::Lambda: {
     PyValue r;
     r.kind = PyValue::Kind::Lambda;
@@ -228,6 +259,14 @@ PyValue PyEval::eval(const Expr &e) {
         return PyValue::of(ConstValue::of_dtype(*t));
     if (std::optional<PyValue> v = dtype_limit(e))
       return *v;
+    // kiln compiles for CPUs and NVIDIA GPUs only: wherever its kernels
+    // run, PyTorch is not a ROCm build (torchao's is_ROCM()).
+    if (path == "torch.version.hip")
+      return PyValue::of(ConstValue::none());
+    if (path == "triton" || path.rfind("triton.", 0) == 0)
+      return PyValue::named(PyValue::Kind::Triton, path);
+    if (std::optional<PyValue> v = value_attribute(e))
+      return *v;
     fail(e.loc, "kiln cannot evaluate the attribute '" + e.id + "' here (only plain data: numbers, strings, "
                 "lists, dicts, comprehensions and triton.Config)");
   }
@@ -235,6 +274,78 @@ PyValue PyEval::eval(const Expr &e) {
   }
   fail(e.loc, "kiln cannot evaluate this expression outside a kernel (only plain data: numbers, strings, "
               "lists, dicts, comprehensions, range and triton.Config)");
+}
+
+PyValue PyEval::bool_op(const Expr &e, size_t i) {
+  const bool is_or = e.op == Op::Or;
+  PyValue v = eval(*e.children[i]);
+  if (i + 1 == e.children.size())
+    return v;
+  if (v.kind != PyValue::Kind::Unknown)
+    return truthy(v) == is_or ? v : bool_op(e, i + 1);
+  // An unknown bool: `u and rest` is False when rest is False whatever u
+  // is (torchao's `torch.cuda.is_available() and torch.version.hip is not
+  // None`), `u or rest` True when rest is True; otherwise unknown.
+  PyValue rest = bool_op(e, i + 1);
+  if (rest.kind == PyValue::Kind::Const && rest.c.kind == ConstValue::Kind::Bool &&
+      rest.c.b == is_or)
+    return rest;
+  return PyValue::named(PyValue::Kind::Unknown, v.c.s);
+}
+
+std::optional<PyValue> PyEval::value_attribute(const Expr &e) {
+  PyValue base;
+  try {
+    base = eval(*e.children[0]);
+  } catch (const CompileError &) {
+    return std::nullopt; // the caller's message names the attribute
+  }
+  if (base.kind == PyValue::Kind::Triton) // `module.rsqrt` of a module from importlib
+    return PyValue::named(PyValue::Kind::Triton, base.c.s + "." + e.id);
+  if (base.kind == PyValue::Kind::ModuleSpec) {
+    if (e.id == "name")
+      return PyValue::of(ConstValue::of_str(base.c.s));
+    if (e.id == "loader")
+      return PyValue::opaque("the loader of '" + base.c.s + "'");
+  }
+  return std::nullopt;
+}
+
+std::optional<PyValue> PyEval::host_library_call(const std::string &path, const Expr &e) {
+  auto one_arg = [&](const char *fn) {
+    if (e.children.size() != 2 || !e.keywords.empty())
+      fail(e.loc, std::string(fn) + " takes one argument here");
+    return eval(*e.children[1]);
+  };
+  auto module_name = [&](const char *fn) {
+    const PyValue name = one_arg(fn);
+    if (name.kind != PyValue::Kind::Const || name.c.kind != ConstValue::Kind::Str)
+      fail(e.children[1]->loc, std::string(fn) + " needs a module name, not " + describe(name));
+    if (!is_modelled_triton_module(name.c.s))
+      fail(e.children[1]->loc,
+           std::string(fn) + "('" + name.c.s +
+               "'): kiln evaluates imports only of the triton modules it models "
+               "(triton, triton.language, its math, extra and libdevice modules)");
+    return name.c.s;
+  };
+  // xformers' libdevice_find: find_spec, module_from_spec, exec_module, getattr.
+  if (path == "importlib.util.find_spec")
+    return PyValue::named(PyValue::Kind::ModuleSpec, module_name("importlib.util.find_spec"));
+  if (path == "importlib.import_module")
+    return PyValue::named(PyValue::Kind::Triton, module_name("importlib.import_module"));
+  if (path == "importlib.util.module_from_spec") {
+    const PyValue spec = one_arg("importlib.util.module_from_spec");
+    if (spec.kind != PyValue::Kind::ModuleSpec)
+      fail(e.children[1]->loc,
+           "importlib.util.module_from_spec needs a module spec, not " + describe(spec));
+    return PyValue::named(PyValue::Kind::Triton, spec.c.s);
+  }
+  if (path == "torch.cuda.is_available") {
+    if (e.children.size() != 1)
+      fail(e.loc, "torch.cuda.is_available takes no arguments");
+    return PyValue::named(PyValue::Kind::Unknown, "torch.cuda.is_available()");
+  }
+  return std::nullopt;
 }
 
 std::optional<PyValue> PyEval::dtype_limit(const Expr &e) {
@@ -291,6 +402,13 @@ PyValue PyEval::compare(const Expr &e) {
     PyValue right = eval(*e.children[i + 1]);
     const Op op = e.cmp_ops[i];
     bool r = false;
+    const bool is_test = op == Op::Is || op == Op::IsNot;
+    const bool vs_none =
+        (left.kind == PyValue::Kind::Const && left.c.kind == ConstValue::Kind::None) ||
+        (right.kind == PyValue::Kind::Const && right.c.kind == ConstValue::Kind::None);
+    if ((left.kind == PyValue::Kind::Unknown || right.kind == PyValue::Kind::Unknown) &&
+        !(is_test && vs_none))
+      fail_unknown(src_, left.kind == PyValue::Kind::Unknown ? left : right, e.loc);
     if (op == Op::In || op == Op::NotIn) {
       if (right.kind == PyValue::Kind::Dict) {
         for (size_t k = 0; k < right.items.size() && !r; k += 2)
@@ -447,6 +565,14 @@ PyValue PyEval::call_function(const Stmt &def, std::vector<PyValue> args, Loc lo
   return result;
 }
 
+PyValue PyEval::call_function_value(const PyValue &fn, std::vector<PyValue> args, Loc loc) {
+  if (!fn.home)
+    return call_function(*fn.def, std::move(args), loc);
+  PyEval callee = *fn.home; // names in its body are those of its own module
+  callee.depth_ = depth_;
+  return callee.call_function(*fn.def, std::move(args), loc);
+}
+
 void PyEval::assign(const Expr &target, PyValue v) {
   if (target.kind == ExprKind::Tuple || target.kind == ExprKind::List) {
     // `bm, bn = ...` and `for bm, bn, bk in [...]` in a config builder.
@@ -486,8 +612,14 @@ void PyEval::exec_body(const Body &body) {
       break;
     }
     case StmtKind::If:
-      exec_body(truthy(eval(*s.test)) ? s.body : s.orelse);
+      exec_body(test(eval(*s.test), s.test->loc) ? s.body : s.orelse);
       break;
+    case StmtKind::Assert:
+      if (!test(eval(*s.test), s.test->loc))
+        fail(s.loc, "this assert of a host function fails when kiln evaluates it");
+      break;
+    case StmtKind::Raise:
+      fail(s.loc, "the host function raises here when kiln evaluates it");
     case StmtKind::For: {
       PyValue iter = eval(*s.value);
       if (!is_sequence(iter))
@@ -502,6 +634,12 @@ void PyEval::exec_body(const Body &body) {
       const Expr &v = *s.value;
       if (v.kind == ExprKind::Str)
         break; // a docstring
+      // `spec.loader.exec_module(module)` of a triton module kiln models
+      // (xformers' libdevice_find): importing it changes nothing kiln sees.
+      if (v.kind == ExprKind::Call && v.children[0]->kind == ExprKind::Attribute &&
+          v.children[0]->id == "exec_module" && v.children.size() == 2 &&
+          eval(*v.children[1]).kind == PyValue::Kind::Triton)
+        break;
       // `configs.append(x)` / `configs.extend(xs)` on a local list
       if (v.kind == ExprKind::Call && v.children[0]->kind == ExprKind::Attribute &&
           v.children[0]->children[0]->kind == ExprKind::Name && v.children.size() == 2 &&
@@ -626,6 +764,9 @@ PyValue PyEval::call(const Expr &e) {
     return PyValue::of(fold_binary(Op::FloorDiv, fold_binary(Op::Sub, fold_binary(Op::Add, x, y, src_, e.loc), one, src_, e.loc), y,
                                    src_, e.loc));
   }
+  if (!path.empty())
+    if (std::optional<PyValue> v = host_library_call(path, e))
+      return *v;
   if (!path.empty() && path.rfind("math.", 0) == 0) {
     positional();
     const std::string fn = path.substr(5);
@@ -648,7 +789,7 @@ PyValue PyEval::call(const Expr &e) {
       positional();
       if (!e.keywords.empty())
         fail(e.loc, "kiln does not evaluate keyword arguments of '" + callee.id + "'");
-      return call_function(*bound->def, std::move(args), e.loc);
+      return call_function_value(*bound, std::move(args), e.loc);
     }
     if (!bound && why.empty()) {
       const std::string &fn = callee.id;
@@ -689,6 +830,15 @@ PyValue PyEval::call(const Expr &e) {
         return r;
       }
       positional();
+      if (fn == "getattr" && (args.size() == 2 || args.size() == 3) &&
+          args[0].kind == PyValue::Kind::Triton) {
+        // `getattr(module, name)` of a triton module: its member (whether it
+        // exists is checked where a kernel uses it).
+        const ConstValue &member = as_const(args[1], e.loc);
+        if (member.kind != ConstValue::Kind::Str)
+          fail(e.loc, "getattr needs an attribute name, not " + member.repr());
+        return PyValue::named(PyValue::Kind::Triton, args[0].c.s + "." + member.s);
+      }
       if (fn == "len") {
         want_args(1, 1, "len");
         if (args[0].kind == PyValue::Kind::Dict)
@@ -744,6 +894,12 @@ PyValue PyEval::call(const Expr &e) {
       fail(callee.loc, "kiln cannot evaluate the call to '" + callee.id + "'" +
                            (why.empty() ? "" : ": it is " + why));
   }
+  if (!dotted.empty())
+    fail(callee.loc,
+         "kiln cannot evaluate the call to '" + dotted +
+             "' (host code; kiln evaluates only range, len, min, max, int, float, abs, dict, list, "
+             "getattr, triton.Config, triton.cdiv, triton.next_power_of_2, plain functions and "
+             "lambdas over plain data)");
   fail(callee.loc, "kiln cannot evaluate this call outside a kernel (only range, len, min, max, int, float, abs, "
                    "dict, list, triton.Config, triton.cdiv, triton.next_power_of_2 and lambdas over plain data)");
 }
