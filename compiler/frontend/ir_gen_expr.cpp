@@ -196,7 +196,9 @@ std::vector<int64_t> IrGen::const_shape(const Val &v, const char *what) {
   }
   // () is a 0-d block, which kiln represents as a scalar.
   if (dims.size() > Type::kMaxRank)
-    fail(std::string(what) + " must have at most 3 dimensions");
+    fail(std::string(what) + " has " + std::to_string(dims.size()) +
+         " dimensions; kiln's blocks have at most " + std::to_string(Type::kMaxRank) +
+         " (Triton allows more)");
   int64_t numel = 1;
   for (int64_t d : dims) {
     if (d <= 0 || (d & (d - 1)) != 0)
@@ -418,10 +420,46 @@ Val IrGen::attribute(const Val &base, const std::string &attr, Loc loc) {
   fail(loc, "this value has no attribute '" + attr + "'");
 }
 
+/// `+` and `*` on compile-time sequences, as Python defines them on the
+/// lists and tuples of a jit function: concatenation and repetition
+/// (lmdeploy's bitonic sort reshapes to `[1] * (n - j - 1) + [2] + [1] * j`).
+Val IrGen::sequence_binop(Op op, const Val &a, const Val &b, Loc loc) {
+  const bool plain_a = a.kind == Val::Kind::Tuple && a.name.empty();
+  const bool plain_b = b.kind == Val::Kind::Tuple && b.name.empty();
+  if (op == Op::Add && plain_a && plain_b) {
+    std::vector<Val> elems = a.elems;
+    elems.insert(elems.end(), b.elems.begin(), b.elems.end());
+    return Val::tuple(std::move(elems));
+  }
+  if (op == Op::Mul && (plain_a != plain_b)) {
+    const Val &seq = plain_a ? a : b;
+    const Val &count = plain_a ? b : a;
+    if (count.is_const() &&
+        (count.c.kind == ConstValue::Kind::Int || count.c.kind == ConstValue::Kind::Bool)) {
+      const int64_t n = count.c.kind == ConstValue::Kind::Bool ? count.c.b : count.c.i;
+      constexpr int64_t kMaxElems = 1 << 16; // far over any shape or static loop a kernel builds
+      if (n > 0 && static_cast<int64_t>(seq.elems.size()) > kMaxElems / n)
+        fail(loc, "repeating a sequence of " + std::to_string(seq.elems.size()) + " values " +
+                      std::to_string(n) + " times gives more than " + std::to_string(kMaxElems) +
+                      " values");
+      std::vector<Val> elems;
+      for (int64_t i = 0; i < n; ++i)
+        elems.insert(elems.end(), seq.elems.begin(), seq.elems.end());
+      return Val::tuple(std::move(elems));
+    }
+  }
+  fail(loc, std::string("operator '") + op_spelling(op) +
+                "' on a list or tuple: kernels can concatenate two (`a + b`) and repeat one by a "
+                "compile-time "
+                "int (`[2] * n`), as Python does");
+}
+
 Val IrGen::binop(Op op, const Val &a, const Val &b, Loc loc) {
   builder().set_loc(loc);
   if (a.is_const() && b.is_const())
     return Val::constant(fold_binary(op, a.c, b.c, *source_, loc));
+  if (a.kind == Val::Kind::Tuple || b.kind == Val::Kind::Tuple)
+    return sequence_binop(op, a, b, loc);
   if (op == Op::Pow)
     return power(a, b, loc);
   if (op == Op::MatMul)

@@ -182,6 +182,7 @@ private:
   /// A `@tl.constexpr def` (or a plain helper it calls): run on compile-time values.
   Val call_compile_time(const JitFunctionInfo &fn, Scope bound, Loc loc);
   Val binop(Op op, const Val &a, const Val &b, Loc loc);
+  Val sequence_binop(Op op, const Val &a, const Val &b, Loc loc);
   Val unaryop(Op op, const Val &a, Loc loc);
   Val compare(Op op, const Val &a, const Val &b, Loc loc);
   Val subscript(const Expr &e);

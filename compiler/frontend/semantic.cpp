@@ -326,7 +326,8 @@ Value *Semantic::unary_math(ir::UnaryOp op, Value *v) {
 Value *Semantic::expand_dims(Value *v, int axis) {
   const Type &t = v->type;
   if (t.rank >= Type::kMaxRank)
-    fail("blocks have at most " + std::to_string(Type::kMaxRank) + " dimensions");
+    fail("kiln's blocks have at most " + std::to_string(Type::kMaxRank) +
+         " dimensions (Triton allows more)");
   if (axis < 0)
     axis += t.rank + 1;
   if (axis < 0 || axis > t.rank)
