@@ -161,6 +161,9 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     PyValue v;
     try {
       v = h.lambda ? eval.call_lambda(*h.lambda, dict) : eval.call_function(*h.def, {dict}, h.loc);
+      if (v.kind == PyValue::Kind::Unknown) // `lambda _: torch.cuda.is_available()`
+        throw info_.module->ast.source->error(h.loc, "it depends on " + v.c.s +
+                                                         ", which only the host knows");
     } catch (const CompileError &e) {
       // A heuristic that asks host code (attorch's `lambda _: allow_tf32()`
       // reads torch's device capability): Triton would run it; kiln cannot,

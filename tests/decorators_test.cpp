@@ -355,6 +355,34 @@ def fill(out_ptr, n, BLOCK: tl.constexpr):
   kiln::hooks().jit_post_compile_hook = nullptr;
 }
 
+TEST_CASE("decorators: a heuristic that asks the host platform needs an explicit value") {
+  // `torch.cuda.is_available()` is a fact only the host knows; kiln folds it
+  // where a result does not depend on it, and otherwise a value passed at
+  // launch stands in for the heuristic, as for other host code.
+  kiln::Module m = kiln::Module::from_string(R"(import torch
+import triton
+import triton.language as tl
+
+
+@triton.heuristics({"ON_GPU": lambda args: torch.cuda.is_available(),
+                    "NEVER": lambda args: torch.cuda.is_available() and torch.version.hip is not None})
+@triton.jit
+def mark(out_ptr, ON_GPU: tl.constexpr, NEVER: tl.constexpr):
+    tl.store(out_ptr, 1 + ON_GPU + 2 * NEVER)
+)",
+                                             "platform_heuristics.py");
+  int32_t v = -1;
+  m.kernel("mark")[{1}](&v, kiln::arg("ON_GPU", true));
+  CHECK(v == 2);
+  try {
+    m.kernel("mark")[{1}](&v);
+    FAIL("a launch without ON_GPU did not throw");
+  } catch (const kiln::ArgumentError &e) {
+    CHECK(contains(e.what(), "kiln cannot evaluate the heuristic for 'ON_GPU'"));
+    CHECK(contains(e.what(), "torch.cuda.is_available()"));
+  }
+}
+
 TEST_CASE("decorators: heuristics that host code builds leave the kernel usable with explicit values") {
   // FlagGems reads its heuristics from a config file at import time.
   kiln::Module m = kiln::Module::from_string(R"(import triton
