@@ -1,37 +1,69 @@
 #include "compiler/frontend/source.hpp"
 
-#include <filesystem>
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <limits>
-#include <sstream>
 
 namespace kiln::frontend {
 
 std::string read_source_file(const std::string &path, const char *what) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st))
-    throw RuntimeError(std::string("cannot read ") + what + " '" + path +
-                       "': no such file or not readable");
-  if (!fs::is_regular_file(st))
-    throw RuntimeError(std::string("cannot read ") + what + " '" + path + "': it is " +
-                       (fs::is_directory(st) ? "a directory" : "not a regular file") +
-                       ", not a Python source file");
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > kMaxSourceBytes)
+  auto fail = [&](const std::string &why) {
+    return RuntimeError(std::string("cannot read ") + what + " '" + path + "': " + why);
+  };
+  // One open, one fstat and one read for a kernel file: a disk-cache hit
+  // reads its source each time, and the stat, size and stream calls this
+  // replaces cost more than a small kernel's whole lookup. O_NONBLOCK so a
+  // fifo is refused below rather than waited on (no effect on a file).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw fail("no such file or not readable");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0)
+    throw fail("no such file or not readable");
+  if (!S_ISREG(st.st_mode))
+    throw fail(std::string("it is ") +
+               (S_ISDIR(st.st_mode) ? "a directory" : "not a regular file") +
+               ", not a Python source file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size > kMaxSourceBytes)
     throw RuntimeError(std::string(what) + " '" + path + "' is " + std::to_string(size) +
                        " bytes; kernel files of more than " +
                        std::to_string(kMaxSourceBytes >> 20) + " MiB are refused");
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw RuntimeError(std::string("cannot read ") + what + " '" + path +
-                       "': no such file or not readable");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad())
-    throw RuntimeError("error while reading " + std::string(what) + " '" + path + "'");
-  return ss.str();
+  // One byte more than fstat said: when a read returns exactly the size
+  // fstat gave, short of the buffer, that is the whole file and no read
+  // for the end follows (the common case: one read). A file that changed
+  // size meanwhile is read on to its end, up to the limit.
+  std::string text(static_cast<size_t>(size) + 1, '\0');
+  size_t done = 0;
+  for (;;) {
+    if (done == text.size()) {
+      if (text.size() > kMaxSourceBytes)
+        throw RuntimeError(std::string(what) + " '" + path + "' grew past " +
+                           std::to_string(kMaxSourceBytes >> 20) +
+                           " MiB while it was read; kernel files that large are refused");
+      text.resize(std::min<size_t>(text.size() * 2, kMaxSourceBytes + 1));
+    }
+    const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      throw RuntimeError("error while reading " + std::string(what) + " '" + path + "'");
+    if (n == 0)
+      break;
+    done += static_cast<size_t>(n);
+    if (done == size && done < text.size())
+      break;
+  }
+  text.resize(done);
+  return text;
 }
 
 SourceFile::SourceFile(std::string path, std::string text)
