@@ -18,8 +18,8 @@ std::string errno_text() {
   return std::strerror(errno);
 }
 
-bool trusted(const struct stat &st) {
-  return st.st_uid == ::geteuid() && (st.st_mode & 022) == 0;
+bool trusted(const struct stat &st, uid_t me) {
+  return st.st_uid == me && (st.st_mode & 022) == 0;
 }
 
 std::optional<std::string> read_trusted(const std::string &path, std::string &why) {
@@ -27,14 +27,14 @@ std::optional<std::string> read_trusted(const std::string &path, std::string &wh
 }
 
 std::optional<std::string> read_trusted_at(int dirfd, const std::string &path, std::string &why,
-                                           struct stat *status) {
+                                           struct stat *status, uid_t me) {
   Fd f(::openat(dirfd, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (f.fd < 0) {
     why = path + ": " + errno_text();
     return std::nullopt;
   }
   struct stat st {};
-  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st)) {
+  if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode) || !trusted(st, me)) {
     why = path + " is not a regular file owned by this user and writable only by it";
     return std::nullopt;
   }

@@ -24,8 +24,10 @@ struct Fd {
   Fd &operator=(const Fd &) = delete;
 };
 
-/// Owned by this user and writable by nobody else: what a cache may trust.
-bool trusted(const struct stat &st);
+/// Owned by this user (`me`, the effective uid) and writable by nobody
+/// else: what a cache may trust. A caller checking several files passes
+/// `me` from one geteuid(): each call is a system call, dear on a VM.
+bool trusted(const struct stat &st, uid_t me = ::geteuid());
 
 /// The whole of a regular, trusted file (opened without following a
 /// symlink), or nullopt with `why` set.
@@ -33,9 +35,10 @@ std::optional<std::string> read_trusted(const std::string &path, std::string &wh
 
 /// read_trusted() of `name` in the folder open as `dirfd` (AT_FDCWD: `name`
 /// is a path), so that several files of one folder cost one look-up of the
-/// folder's path; `st`, when not null, receives the file's status.
+/// folder's path; `st`, when not null, receives the file's status; `me` as
+/// for trusted().
 std::optional<std::string> read_trusted_at(int dirfd, const std::string &name, std::string &why,
-                                           struct stat *st = nullptr);
+                                           struct stat *st = nullptr, uid_t me = ::geteuid());
 
 /// Writes `data` to `dir/name` atomically: a temporary name (".tmp.*") in
 /// the same folder, created 0600, fsynced, renamed over the name. Throws

@@ -180,13 +180,14 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
       discard(dir, "entry folder not ours");
     return std::nullopt; // a plain miss
   }
+  const uid_t me = ::geteuid(); // once for the folder and its files
   struct stat dst {};
-  if (::fstat(d.fd, &dst) != 0 || !S_ISDIR(dst.st_mode) || !trusted(dst)) {
+  if (::fstat(d.fd, &dst) != 0 || !S_ISDIR(dst.st_mode) || !trusted(dst, me)) {
     discard(dir, "entry folder not ours");
     return std::nullopt;
   }
   struct stat mst {};
-  std::optional<std::string> meta_text = read_trusted_at(d.fd, kMeta, why, &mst);
+  std::optional<std::string> meta_text = read_trusted_at(d.fd, kMeta, why, &mst, me);
   if (!meta_text) {
     if (::faccessat(d.fd, kMeta, F_OK, 0) == 0 || errno != ENOENT)
       discard(dir, why);
@@ -200,7 +201,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     CompiledKernel &k = out.kernel;
     const json &files = meta.at("files");
     const std::string binary_file = meta.at("binary_file");
-    std::optional<std::string> binary = read_trusted_at(d.fd, binary_file, why);
+    std::optional<std::string> binary = read_trusted_at(d.fd, binary_file, why, nullptr, me);
     if (!binary)
       throw std::runtime_error(why);
     const json &bf = files.at(binary_file);
@@ -218,7 +219,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
         throw std::runtime_error("stage file " + name + " is not named for its stage");
       if (!keep_stages_ && stage != "cubin_log")
         continue;
-      std::optional<std::string> text = read_trusted_at(d.fd, name, why);
+      std::optional<std::string> text = read_trusted_at(d.fd, name, why, nullptr, me);
       if (!text)
         throw std::runtime_error(why);
       if (text->size() != f.at("bytes").get<uint64_t>() ||
