@@ -17,7 +17,13 @@ namespace kiln::analysis {
 /// `div[d]` bytes aligned), runs of `constancy[d]` equal values; each run
 /// starts at a multiple of its length. A scalar uses dim 0.
 struct AxisInfo {
-  std::array<int64_t, ir::Type::kMaxRank> contig{1, 1, 1}, div{1, 1, 1}, constancy{1, 1, 1};
+  using PerDim = std::array<int64_t, ir::Type::kMaxRank>;
+  static constexpr PerDim ones() {
+    PerDim a{};
+    a.fill(1);
+    return a;
+  }
+  PerDim contig = ones(), div = ones(), constancy = ones();
 };
 
 class AxisInfoAnalysis {

@@ -347,7 +347,7 @@ Value *Semantic::expand_dims(Value *v, int axis) {
 
 Value *Semantic::reshape(Value *v, const std::vector<int64_t> &shape) {
   if (shape.empty() || shape.size() > Type::kMaxRank)
-    fail("a block has 1 to 3 dimensions");
+    fail("a block has 1 to " + std::to_string(Type::kMaxRank) + " dimensions");
   Type t = v->type.with_shape(shape.data(), static_cast<int>(shape.size()));
   if (t.numel() != v->type.numel())
     fail("cannot reshape " + v->type.str() + " to " + t.str() + ": the element counts differ");

@@ -12,7 +12,10 @@ namespace kiln::ir {
 /// A value type. `rank == 0` is a scalar (or a pointer); otherwise a block of
 /// `shape[0..rank)` elements, each a power of two known at compile time.
 struct Type {
-  static constexpr int kMaxRank = 3;
+  /// Triton has no bound; kiln's covers what real kernels build: nested
+  /// `tl.join`s (lmdeploy's AWQ dequant, 5-D) and the hypercube reshapes of
+  /// Triton's bitonic sort (`[2] * log2(n)`, 11-D for 2048 elements).
+  static constexpr int kMaxRank = 16;
 
   DType elem = DType::i32;
   bool pointer = false; ///< an element is a pointer to `elem`
