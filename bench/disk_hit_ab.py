@@ -33,7 +33,7 @@ def main():
     p.add_argument('kernels', nargs='*')
     p.add_argument('--runs', type=int, default=31)
     p.add_argument('--shared', default=os.environ.get('KILN_SHARED_DIR', '../shared'))
-    o = p.parse_args()
+    o = p.parse_intermixed_args()
     kernels = o.kernels or subprocess.run([o.a, '__bench-cold', '--list'], check=True,
                                           capture_output=True, text=True).stdout.split()
     rows = []
