@@ -6,6 +6,7 @@
 // object is a clear error.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -167,4 +168,27 @@ TEST_CASE("object loader: a kernel loaded into reused pages computes the new ker
       for (int i = 0; i < 100; ++i)
         CHECK(out[i] == doctest::Approx(std::exp(x[i]) + std::erf(x[i])).epsilon(1e-5));
     }
+}
+
+TEST_CASE("object loader: the object's bytes need only live during load(), aligned or not") {
+  const kiln::CompiledKernel a = compiled(32);
+  auto loader = kiln::cpu::ObjectLoader::create();
+  std::unique_ptr<kiln::cpu::LoadedObject> in_place, copied;
+  {
+    std::vector<uint8_t> bytes = a.binary; // aligned as an allocation: read in place
+    in_place = loader->load(bytes, a.entry);
+    std::fill(bytes.begin(), bytes.end(), 0x5a); // the loaded code must not depend on them
+  }
+  {
+    std::vector<uint8_t> shifted(a.binary.size() + 1);
+    std::copy(a.binary.begin(), a.binary.end(), shifted.begin() + 1); // misaligned: copied
+    copied = loader->load(std::span<const uint8_t>(shifted).subspan(1), a.entry);
+  }
+  for (const auto *o : {in_place.get(), copied.get()}) {
+    const auto *code = reinterpret_cast<const uint8_t *>(o->entry());
+    CHECK(mapping_perms(code).substr(0, 3) == "r-x");
+  }
+  // Two loads of one object: two copies of its code, side by side.
+  CHECK(reinterpret_cast<const void *>(in_place->entry()) !=
+        reinterpret_cast<const void *>(copied->entry()));
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cassert>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -315,8 +316,15 @@ std::unique_ptr<LoadedObject> ObjectLoader::load(std::span<const uint8_t> object
   llvm::orc::JITDylib &dylib = session.createBareJITDylib(name);
   dylib.addToLinkOrder(*impl_->libs, llvm::orc::JITDylibLookupFlags::MatchExportedSymbolsOnly);
 
-  auto buffer = llvm::MemoryBuffer::getMemBufferCopy(
-      llvm::StringRef(reinterpret_cast<const char *>(object.data()), object.size()), name);
+  // The object is read in place: the link runs within this call (the
+  // lookup below materializes it), so the caller's bytes outlive the
+  // buffer, and a copy (tens of KB, new heap pages in a young process)
+  // would be the only allocation of the size in a hit. ELF parsing wants
+  // the bytes aligned as an allocation is; others are copied.
+  const llvm::StringRef bytes(reinterpret_cast<const char *>(object.data()), object.size());
+  auto buffer = reinterpret_cast<uintptr_t>(object.data()) % alignof(std::max_align_t) == 0
+                    ? llvm::MemoryBuffer::getMemBuffer(bytes, name, false)
+                    : llvm::MemoryBuffer::getMemBufferCopy(bytes, name);
   if (auto err = jit.addObjectFile(dylib, std::move(buffer))) {
     llvm::consumeError(session.removeJITDylib(dylib));
     throw RuntimeError("CPU JIT could not load the kernel object: " + message(std::move(err)));

@@ -47,6 +47,7 @@ public:
   ~ObjectLoader();
 
   /// Links `object` and resolves `entry`. Throws RuntimeError on a bad object.
+  /// `object` is read in place and need only live during the call.
   std::unique_ptr<LoadedObject> load(std::span<const uint8_t> object, const std::string &entry);
 
 private:
