@@ -173,6 +173,21 @@ auto Lowering::loop(int64_t n, const std::function<void(llvm::Value *)> &body) -
 auto Lowering::loop_nest(const Type &shape, const std::function<void(const Idx &)> &body,
                          int skip_axis) -> void {
   Idx idx{};
+  if (!distributed_ && shape.rank > 3) {
+    // CPU, blocks over 3-D (a bitonic sort's [2] * 11 hypercube): one loop
+    // over the elements, the index split by shifts and masks (every dim is a
+    // power of two), instead of a nest of `rank` loops of trip count 2 per op.
+    Type iter = shape;
+    if (skip_axis >= 0)
+      iter.shape[skip_axis] = 1;
+    loop(iter.numel(), [&](llvm::Value *lin) {
+      Idx at = delinear(iter, lin);
+      if (skip_axis >= 0)
+        at[skip_axis] = b_.getInt64(0);
+      body(at);
+    });
+    return;
+  }
   std::function<void(int)> level = [&](int d) {
     if (d == shape.rank) {
       body(idx);
