@@ -3,6 +3,7 @@
 // and conversions between layouts through shared memory.
 #include "compiler/llvm/lowering.hpp"
 
+#include <algorithm>
 #include <bit>
 
 #include "kiln/error.hpp"
@@ -199,22 +200,52 @@ auto Lowering::prepare_tree(const ir::Value *v, const gpu::BitMap &view,
   }
 }
 
-auto Lowering::to_shared(const ir::Value *v, const Lowered &from) -> llvm::Value * {
+auto Lowering::to_shared(const ir::Value *v, const Lowered &from, int vbits) -> llvm::Value * {
   llvm::Type *et = reg_type(v->type.element());
-  const int64_t n = v->type.numel();
-  llvm::Value *base = scratch(static_cast<unsigned>((n + n / 32 + 1) * type_bytes(et)));
+  const int64_t n = v->type.numel(), chunk = int64_t{1} << vbits;
+  llvm::Value *base = scratch(static_cast<unsigned>((n + n / 32 + chunk) * type_bytes(et)),
+                              static_cast<unsigned>(chunk * type_bytes(et)));
   target_->barrier();
-  llvm::Value *mine = shared_thread_base(base, et, *from.map);
+  llvm::Value *mine = shared_thread_base(base, et, *from.map, vbits);
   for (int64_t s = 0; s < from.map->slots(); ++s)
     b_.CreateStore(b_.CreateLoad(et, slot_ptr(v->type, from.buf, s)),
-                   shared_slot(mine, et, *from.map, s));
+                   shared_slot(mine, et, *from.map, s, vbits));
   target_->barrier();
   return base;
 }
 
-auto Lowering::shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin)
+auto Lowering::shared_vec_bits(const ir::Value *v, const gpu::BitMap &from, const gpu::BitMap &to)
+    -> int {
+  const gpu::Shape shape = gpu::shape_of(v->type);
+  auto row_run = [&](const gpu::BitMap &m) {
+    int dim = -1;
+    const int run = gpu::run_bits(m, shape, &dim);
+    return dim == v->type.rank - 1 ? run : 0;
+  };
+  // A side that walks down columns (no run along the row) keeps the
+  // one-word padding: with a chunk of padding per 32 chunks its threads'
+  // rows would land on fewer banks.
+  const int a = row_run(from), b = row_run(to);
+  if (a == 0 || b == 0)
+    return 0;
+  const int most = gpu::log2_exact(16 / type_bytes(reg_type(v->type.element())));
+  return std::min(most, std::max(a, b));
+}
+
+namespace {
+
+/// Row-major index `lin` with one chunk of 2^vbits elements of padding per
+/// 32 chunks. Linear over disjoint bits: padded(a | b) = padded(a) + padded(b).
+int64_t padded_index(int64_t lin, int vbits) {
+  return lin + ((lin >> (5 + vbits)) << vbits);
+}
+
+} // namespace
+
+auto Lowering::shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin, int vbits)
     -> llvm::Value * {
-  return b_.CreateInBoundsGEP(et, base, b_.CreateAdd(lin, b_.CreateLShr(lin, b_.getInt64(5))));
+  llvm::Value *pad = b_.CreateShl(b_.CreateLShr(lin, b_.getInt64(5 + vbits)), b_.getInt64(vbits));
+  return b_.CreateInBoundsGEP(et, base, b_.CreateAdd(lin, pad));
 }
 
 // A slot's index is its thread's bits or-ed with the slot's own, disjoint
@@ -222,28 +253,30 @@ auto Lowering::shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *li
 // address per thread and a constant per slot. The accesses then read as
 // [reg+imm] in the PTX, and LLVM's load/store vectorizer sees adjacent slots
 // at once (on an address per slot it spent ~0.1 s in matmul's epilogue).
-auto Lowering::shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m)
-    -> llvm::Value * {
-  return shared_element(base, et, thread_bits(m));
+auto Lowering::shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m,
+                                  int vbits) -> llvm::Value * {
+  return shared_element(base, et, thread_bits(m), vbits);
 }
 
 auto Lowering::shared_slot(llvm::Value *thread_base, llvm::Type *et, const gpu::BitMap &m,
-                           int64_t s) -> llvm::Value * {
-  const int64_t c = m.reg_offset(s);
-  return b_.CreateConstInBoundsGEP1_64(et, thread_base, static_cast<uint64_t>(c + (c >> 5)));
+                           int64_t s, int vbits) -> llvm::Value * {
+  return b_.CreateConstInBoundsGEP1_64(et, thread_base,
+                                       static_cast<uint64_t>(padded_index(m.reg_offset(s), vbits)));
 }
 
 auto Lowering::convert(const ir::Value *v, const Lowered &from, const MapPtr &to) -> Lowered {
   ++conversions_;
   note_conversion(v, *from.map, *to);
   llvm::Type *et = reg_type(v->type.element());
-  llvm::Value *base = to_shared(v, from);
+  const int vbits = shared_vec_bits(v, *from.map, *to);
+  llvm::Value *base = to_shared(v, from, vbits);
   Lowered r;
   r.map = to;
   r.buf = alloc_buffer(v->type, to.get());
-  llvm::Value *mine = shared_thread_base(base, et, *to);
+  llvm::Value *mine = shared_thread_base(base, et, *to, vbits);
   for (int64_t s = 0; s < to->slots(); ++s)
-    b_.CreateStore(b_.CreateLoad(et, shared_slot(mine, et, *to, s)), slot_ptr(v->type, r.buf, s));
+    b_.CreateStore(b_.CreateLoad(et, shared_slot(mine, et, *to, s, vbits)),
+                   slot_ptr(v->type, r.buf, s));
   return r;
 }
 

@@ -36,9 +36,10 @@ void collect_nested(const ir::Block &b, std::unordered_set<const ir::Op *> &out)
 
 } // namespace
 
-auto Lowering::scratch(unsigned bytes) -> llvm::Value * {
-  llvm::Value *base = target_->shared_memory(reserved_ + bytes);
-  return reserved_ ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, reserved_) : base;
+auto Lowering::scratch(unsigned bytes, unsigned align) -> llvm::Value * {
+  const unsigned at = (reserved_ + align - 1) / align * align;
+  llvm::Value *base = target_->shared_memory(at + bytes);
+  return at ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), base, at) : base;
 }
 
 auto Lowering::scratch_aligned(unsigned bytes) -> llvm::Value * {

@@ -208,19 +208,28 @@ private:
   Lowered convert(const ir::Value *v, const Lowered &from, const MapPtr &to);
 
   /// Every thread writes its slots of held block `v` to the block's scratch
-  /// shared memory at their row-major index (padded by one word per 32 so
-  /// that column accesses spread over the banks), between two barriers:
-  /// then any thread can read any element. Returns the base.
-  llvm::Value *to_shared(const ir::Value *v, const Lowered &from);
+  /// shared memory at their row-major index, padded by one chunk of
+  /// 2^vbits elements per 32 chunks (so that column accesses spread over
+  /// the banks while chunks stay whole and aligned for vector accesses),
+  /// between two barriers: then any thread can read any element. Returns
+  /// the base.
+  llvm::Value *to_shared(const ir::Value *v, const Lowered &from, int vbits = 0);
+
+  /// log2 of the elements one access of a conversion from `from` to `to`
+  /// moves: the longer of their runs along the row-major index, up to 16
+  /// bytes (the shorter side's accesses stay aligned to their own run); 0
+  /// when either side has no such run.
+  int shared_vec_bits(const ir::Value *v, const gpu::BitMap &from, const gpu::BitMap &to);
 
   /// The address of row-major element `lin` in what to_shared wrote.
-  llvm::Value *shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin);
+  llvm::Value *shared_element(llvm::Value *base, llvm::Type *et, llvm::Value *lin, int vbits = 0);
 
   /// This thread's part of the addresses of its slots under `m` in what
   /// to_shared wrote; shared_slot adds a slot's constant part to it.
-  llvm::Value *shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m);
+  llvm::Value *shared_thread_base(llvm::Value *base, llvm::Type *et, const gpu::BitMap &m,
+                                  int vbits);
   llvm::Value *shared_slot(llvm::Value *thread_base, llvm::Type *et, const gpu::BitMap &m,
-                           int64_t s);
+                           int64_t s, int vbits);
 
   unsigned type_bytes(llvm::Type *t) const;
 
@@ -591,7 +600,7 @@ private:
                  llvm::Value *in_range);
 
   /// The block's scratch shared memory above what live pipelines hold.
-  llvm::Value *scratch(unsigned bytes);
+  llvm::Value *scratch(unsigned bytes, unsigned align = 1);
 
   void lower_while(const ir::Op &op);
 
