@@ -842,6 +842,10 @@ void bench(const BenchOptions &o, const CommonOptions &common) {
   // find the binaries an earlier run (or an earlier bench) stored and time
   // disk hits as compiles. The children set their own caches.
   ::setenv("KILN_NO_CACHE", "1", 1);
+  // Nor NVIDIA's compute cache (~/.nv), which nvJitLink and the driver
+  // answer a PTX they assembled before from: a cold compile's cubin stage
+  // measured 0.2 ms from it on the GPU machine. Here and in the children.
+  ::setenv("CUDA_CACHE_DISABLE", "1", 1);
   // Every input checked before any work: the run takes minutes.
   const std::string backend = resolve_backend(common.backend);
   const std::vector<std::string> sections = sections_to_run(o.sections, backend);
@@ -978,7 +982,8 @@ every section the backend has):
               reference_rows_per_s_all_threads, fraction (aim >= 0.8), fraction_all_threads,
               max_abs_diff}.
               cuda: add_kernel_compile_ms, softmax_4096_compile_ms, softmax_2048_compile_ms
-              (compiles in a process that has compiled before), vector_add_gbps (2^28 fp32),
+              (source to cubin in a fresh Module of a process that has compiled before,
+              median of 5; CUDA's compute cache off), vector_add_gbps (2^28 fp32),
               softmax_gbps (16384x4096 fp32), layernorm_gbps (8192x4096 fp16),
               column_sum_gbps (8192x8192 fp32), each launch synchronized, median of 20;
               matmul_4096_128x128x32_tflops, matmul_4096_128x256x64_tflops (median of 7
