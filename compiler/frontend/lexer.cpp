@@ -13,6 +13,7 @@ namespace kiln::frontend {
 
 namespace {
 
+// Sorted (std::binary_search in is_keyword).
 constexpr std::string_view kKeywords[] = {
     "False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
     "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
@@ -436,8 +437,11 @@ void Lexer::read_based_int(size_t begin, Loc loc) {
 
 void Lexer::read_operator(size_t begin, Loc loc) {
   const std::string_view rest = text_.substr(pos_);
-  const auto it = std::find_if(std::begin(kOperators), std::end(kOperators),
-                               [&](std::string_view op) { return rest.starts_with(op); });
+  // The first character first: a whole-spelling compare per table entry was
+  // a fifth of a fresh process's parse.
+  const auto it = std::find_if(std::begin(kOperators), std::end(kOperators), [&](std::string_view op) {
+    return op[0] == rest[0] && rest.starts_with(op);
+  });
   if (it == std::end(kOperators))
     fail(loc, invalid_character_message(text_, pos_));
   const std::string_view op = *it;
@@ -505,7 +509,7 @@ int digit_value(char c) {
 }
 
 bool is_keyword(std::string_view name) {
-  return std::find(std::begin(kKeywords), std::end(kKeywords), name) != std::end(kKeywords);
+  return std::binary_search(std::begin(kKeywords), std::end(kKeywords), name);
 }
 
 std::string describe(const Token &token) {
