@@ -289,10 +289,10 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
       preloaded_.insert(res);
     }
   } else {
+    // No fence.proxy.async before a wgmma reads the slot: cp.async's wait
+    // and the barrier order its writes for the tensor cores, as Triton's
+    // Hopper pipelines rely on (its proxy fences follow st.shared only).
     target_->async_wait(d - 1);
-    // cp.async writes through the generic proxy; wgmma reads through the async one.
-    if (std::any_of(p.loads.begin(), p.loads.end(), [](const PipeLoad &pl) { return pl.wgmma; }))
-      target_->fence_async_shared();
     target_->barrier(); // this stage has landed for every thread; the one refilled next is read
     llvm::Value *n = b_.getInt32(static_cast<uint32_t>(p.slots));
     llvm::Value *read = b_.CreateURem(p.count, n);

@@ -638,6 +638,13 @@ auto NvptxTarget::define_kernel(const ir::Function &k) -> void {
       llvm::Function::Create(ty, llvm::Function::ExternalLinkage, k.name, mod_.get());
   fn->setCallingConv(llvm::CallingConv::PTX_Kernel);
   fn->addFnAttr(llvm::Attribute::NoUnwind);
+  // .reqntid: kiln always launches num_warps * 32 threads, and ptxas, told
+  // so, allocates registers and schedules for that CTA size (Triton's PTX
+  // says the same).
+  mod_->getOrInsertNamedMetadata("nvvm.annotations")
+      ->addOperand(llvm::MDNode::get(
+          ctx_, {llvm::ValueAsMetadata::get(fn), llvm::MDString::get(ctx_, "reqntidx"),
+                 llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(l_.threads_)))}));
   l_.fn_ = fn;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", fn));
   using I = llvm::Intrinsic::ID;

@@ -3,9 +3,10 @@
 # 16 <= N <= 256) runs on wgmma.mma_async m64nNk16: B (and A unless its
 # layout holds the register fragments) from shared memory in the swizzled
 # layouts wgmma's matrix descriptors describe, matmul.py's B stored along N
-# (the transpose flag, last immediate 1). Writes to shared memory (cp.async
-# of the pipeline, st.shared without one) are fenced for the async proxy
-# before the barrier; the instructions are fenced, committed and waited for,
+# (the transpose flag, last immediate 1). st.shared writes (no pipeline) are
+# fenced for the async proxy before the barrier; the pipeline's cp.async
+# copies are not (their wait and the barrier suffice, as in Triton's PTX).
+# The entry says its CTA size (.reqntid); the instructions are fenced, committed and waited for,
 # the pipeline's copies of a later iteration issued while they run.
 # Attention's two dots take A (q, then p) from registers; with 8 warps and
 # 64 accumulator registers per thread its registers are capped at 128 so
@@ -26,11 +27,11 @@
 # F16: .extern .shared .align 1024
 # F16: .entry matmul_kernel
 # F16-NOT: .maxnreg
+# F16: .reqntid 128, 1, 1
+# F16-NOT: fence.proxy.async
 # F16: cp.async.cg.shared.global {{.*}}, 16,
 # F16: cp.async.wait_group 1
-# F16-NEXT: // begin inline asm
-# F16-NEXT: fence.proxy.async.shared::cta
-# F16: bar.sync
+# F16-NEXT: bar.sync
 # F16: wgmma.fence.sync.aligned
 # F16: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {{.*}}, p, 1, 1, 0, 1; }
 # F16: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
