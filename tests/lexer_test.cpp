@@ -155,6 +155,21 @@ TEST_CASE("lexer: keywords are names that is_keyword knows") {
   CHECK(kf::is_keyword("lambda"));
   CHECK_FALSE(kf::is_keyword("match")); // a soft keyword
   CHECK_FALSE(kf::is_keyword("tl"));
+  // Python 3.12's keyword.kwlist, whole, and names one letter off them.
+  for (const char *k :
+       {"False", "None",     "True",  "and",    "as",   "assert", "async",  "await",    "break",
+        "class", "continue", "def",   "del",    "elif", "else",   "except", "finally",  "for",
+        "from",  "global",   "if",    "import", "in",   "is",     "lambda", "nonlocal", "not",
+        "or",    "pass",     "raise", "return", "try",  "while",  "with",   "yield"}) {
+    CAPTURE(k);
+    CHECK(kf::is_keyword(k));
+    const std::string s = k;
+    CHECK_FALSE(kf::is_keyword(s + "_"));
+    CHECK_FALSE(kf::is_keyword(s.substr(0, s.size() - 1)));
+    CHECK_FALSE(kf::is_keyword(std::string(1, static_cast<char>(s[0] ^ 0x20)) + s.substr(1)));
+  }
+  for (const char *n : {"", "_", "type", "case", "print", "none", "TRUE", "self", "elsewhere"})
+    CHECK_FALSE(kf::is_keyword(n));
   CHECK(kf::describe(tokens[0]) == "'def'");
   CHECK(kf::describe(tokens[4]) == "end of line");
   CHECK(kf::describe(tokens[5]) == "end of file");

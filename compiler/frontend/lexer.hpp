@@ -46,8 +46,16 @@ struct Token {
 
   Token(TokenKind k, Loc l) : kind(k), loc(l) {}
 
-  bool is_op(std::string_view op) const { return kind == TokenKind::Op && text == op; }
-  bool is_name(std::string_view name) const { return kind == TokenKind::Name && text == name; }
+  // The parser asks these of every token against many spellings (each
+  // precedence level's operators): the length and the first character
+  // settle nearly every mismatch without a call to memcmp.
+  bool is_op(std::string_view op) const { return kind == TokenKind::Op && spelled(op); }
+  bool is_name(std::string_view name) const { return kind == TokenKind::Name && spelled(name); }
+
+private:
+  bool spelled(std::string_view s) const {
+    return text.size() == s.size() && !s.empty() && text[0] == s[0] && std::string_view(text) == s;
+  }
 };
 
 /// Whether `name` is a reserved Python keyword (`def`, `if`, `None`, ...); soft

@@ -107,8 +107,14 @@ bool Parser::accept_keyword(std::string_view keyword) {
 }
 
 const OpSpelling *Parser::match_op(std::span<const OpSpelling> ops) const {
+  // Asked at every precedence level after every operand: a line's end or a
+  // keyword is settled before the loop, another operator by its length and
+  // first character (Token::is_op).
+  const Token &t = peek();
+  if (t.kind != TokenKind::Op)
+    return nullptr;
   for (const OpSpelling &op : ops)
-    if (at_op(op.text))
+    if (t.is_op(op.text))
       return &op;
   return nullptr;
 }
@@ -172,7 +178,7 @@ void Parser::parse_statement(Body &out) {
     return;
   }
   if (token.kind == TokenKind::Name) {
-    const std::string &word = token.text;
+    const std::string_view word = token.text;
     if (word == "def") {
       out.push_back(parse_function_def({}, nullptr));
       return;
@@ -214,10 +220,10 @@ void Parser::parse_statement(Body &out) {
       return;
     }
     if (word == "elif" || word == "else")
-      fail(token.loc, "'" + word + "' does not follow an 'if'" +
+      fail(token.loc, "'" + token.text + "' does not follow an 'if'" +
                           (word == "else" ? ", 'for', 'while' or 'try'" : "") + " block");
     if (word == "except" || word == "finally")
-      fail(token.loc, "'" + word + "' does not follow a 'try' block");
+      fail(token.loc, "'" + token.text + "' does not follow a 'try' block");
     if (is_match_statement()) {
       out.push_back(parse_match());
       return;
@@ -259,7 +265,7 @@ void Parser::parse_simple_line(Body &out) {
 StmtPtr Parser::parse_small_statement() {
   const Token &token = peek();
   if (token.kind == TokenKind::Name) {
-    const std::string &word = token.text;
+    const std::string_view word = token.text;
     if (word == "pass" || word == "break" || word == "continue") {
       advance();
       return make_stmt(word == "pass"    ? StmtKind::Pass

@@ -32,11 +32,11 @@ ExprPtr make_starred(Loc loc, ExprPtr value) {
 /// Whether `token` can begin an expression (used to tell a trailing comma
 /// from a comma before another element).
 bool Parser::starts_expression(const Token &token) const {
+  const std::string_view t = token.text;
   switch (token.kind) {
   case TokenKind::Name:
-    return !is_keyword(token.text) || token.text == "True" || token.text == "False" ||
-           token.text == "None" || token.text == "not" || token.text == "lambda" ||
-           token.text == "await" || token.text == "yield";
+    return !is_keyword(t) || t == "True" || t == "False" || t == "None" || t == "not" ||
+           t == "lambda" || t == "await" || t == "yield";
   case TokenKind::Int:
   case TokenKind::Float:
   case TokenKind::Imaginary:
@@ -45,8 +45,8 @@ bool Parser::starts_expression(const Token &token) const {
   case TokenKind::FStringStart:
     return true;
   case TokenKind::Op:
-    return token.text == "(" || token.text == "[" || token.text == "{" || token.text == "-" ||
-           token.text == "+" || token.text == "~" || token.text == "..." || token.text == "*";
+    return t == "(" || t == "[" || t == "{" || t == "-" || t == "+" || t == "~" || t == "..." ||
+           t == "*";
   default:
     return false;
   }
@@ -410,15 +410,15 @@ ExprPtr Parser::parse_atom() {
   case TokenKind::FStringStart:
     return parse_strings();
   case TokenKind::Op:
-    if (token.text == "(")
+    if (token.is_op("("))
       return parse_parenthesized();
-    if (token.text == "[")
+    if (token.is_op("["))
       return parse_list();
-    if (token.text == "{")
+    if (token.is_op("{"))
       return parse_brace();
-    if (token.text == "...")
+    if (token.is_op("..."))
       return make_expr(ExprKind::Ellipsis, advance().loc);
-    if (token.text == "*") {
+    if (token.is_op("*")) {
       // After an operator (`x + * 2`) a '*' is a typo, not a starred expression.
       const Token &prev = tokens_[pos_ > 0 ? pos_ - 1 : 0];
       if (pos_ > 0 && prev.kind == TokenKind::Op && !prev.is_op(",") && !prev.is_op("(") &&
@@ -436,7 +436,7 @@ ExprPtr Parser::parse_atom() {
 
 ExprPtr Parser::parse_name_atom() {
   const Token &token = peek();
-  const std::string &word = token.text;
+  const std::string_view word = token.text;
   if (word == "True" || word == "False") {
     auto e = make_expr(ExprKind::Bool, advance().loc);
     e->bool_value = word == "True";
