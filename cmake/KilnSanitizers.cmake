@@ -12,3 +12,14 @@ elseif(KILN_SANITIZE STREQUAL "thread")
 elseif(NOT KILN_SANITIZE STREQUAL "")
   message(FATAL_ERROR "KILN_SANITIZE must be address, thread or empty, not '${KILN_SANITIZE}'")
 endif()
+
+# The system oneTBB is not built with TSan: every program the suite runs
+# (test binaries, cache_child, the kiln command, the examples) carries the
+# suppressions of tests/tsan_suppressions.cpp in a TSan build. A source of
+# the program, not a library member: libtsan looks the hook up in the
+# executable, and a static library's object would never be pulled in.
+function(kiln_tsan_suppressions target)
+  if(KILN_SANITIZE STREQUAL "thread")
+    target_sources(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests/tsan_suppressions.cpp)
+  endif()
+endfunction()
