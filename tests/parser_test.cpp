@@ -260,6 +260,12 @@ TEST_CASE("parser: operator precedence") {
   CHECK(expr("~a + -b - +c") == "(- (+ (~ a) (- b)) (+ c))");
   CHECK(expr("a | b ^ c & d << e + f") == "(| a (^ b (& c (<< d (+ e f)))))");
   CHECK(expr("a >> 1 << 2") == "(<< (>> a 1) 2)");
+  // Tighter, looser, tighter again: each operand returns to the loosest
+  // level still open (precedence climbing).
+  CHECK(expr("a * b + c * d - e") == "(- (+ (* a b) (* c d)) e)");
+  CHECK(expr("a << b + c >> d") == "(>> (<< a (+ b c)) d)");
+  CHECK(expr("a & b | c & d ^ e") == "(| (& a b) (^ (& c d) e))");
+  CHECK(expr("a * b | c // d & e % f") == "(| (* a b) (& (// c d) (% e f)))");
   CHECK(expr("((a << 3) ^ (b >> 1)) & 0xFFFF | (a & 7)") ==
         "(| (& (^ (<< a 3) (>> b 1)) 65535) (& a 7))");
   CHECK(expr("a < b | c") == "(cmp a < (| b c))");

@@ -54,7 +54,13 @@ struct Token {
 
 private:
   bool spelled(std::string_view s) const {
-    return text.size() == s.size() && !s.empty() && text[0] == s[0] && std::string_view(text) == s;
+    if (text.size() != s.size() || s.empty() || text[0] != s[0])
+      return false;
+    // Spellings are short: a loop the compiler inlines, not a memcmp call.
+    for (size_t i = 1; i < s.size(); ++i)
+      if (text[i] != s[i])
+        return false;
+    return true;
   }
 };
 

@@ -2,20 +2,62 @@
 // expressions) down to atoms, displays and comprehensions.
 #include "compiler/frontend/parser_impl.hpp"
 
+#include <optional>
+
 namespace kiln::frontend {
 
 namespace {
 
-constexpr OpSpelling kBitOrOps[] = {{"|", Op::BitOr}};
-constexpr OpSpelling kBitXorOps[] = {{"^", Op::BitXor}};
-constexpr OpSpelling kBitAndOps[] = {{"&", Op::BitAnd}};
-constexpr OpSpelling kShiftOps[] = {{"<<", Op::LShift}, {">>", Op::RShift}};
-constexpr OpSpelling kArithOps[] = {{"+", Op::Add}, {"-", Op::Sub}};
-constexpr OpSpelling kTermOps[] = {
-    {"*", Op::Mul}, {"/", Op::Div}, {"//", Op::FloorDiv}, {"%", Op::Mod}, {"@", Op::MatMul}};
-// The left-associative binary operators, loosest first.
-constexpr std::span<const OpSpelling> kBinaryLevels[] = {kBitOrOps, kBitXorOps, kBitAndOps,
-                                                         kShiftOps, kArithOps,  kTermOps};
+/// A left-associative binary operator and its level, 0 the loosest:
+/// | ^ & (<< >>) (+ -) (* / // % @).
+struct BinaryOperator {
+  Op op;
+  int level;
+};
+
+/// The binary operator `t` spells, if it is one: settled by its first
+/// character and length, where a pass over each level's spellings after
+/// every operand was a tenth of the parse.
+std::optional<BinaryOperator> binary_operator(const Token &t) {
+  if (t.kind != TokenKind::Op)
+    return std::nullopt;
+  const std::string &s = t.text;
+  if (s.size() == 1)
+    switch (s[0]) {
+    case '|':
+      return BinaryOperator{Op::BitOr, 0};
+    case '^':
+      return BinaryOperator{Op::BitXor, 1};
+    case '&':
+      return BinaryOperator{Op::BitAnd, 2};
+    case '+':
+      return BinaryOperator{Op::Add, 4};
+    case '-':
+      return BinaryOperator{Op::Sub, 4};
+    case '*':
+      return BinaryOperator{Op::Mul, 5};
+    case '/':
+      return BinaryOperator{Op::Div, 5};
+    case '%':
+      return BinaryOperator{Op::Mod, 5};
+    case '@':
+      return BinaryOperator{Op::MatMul, 5};
+    default:
+      return std::nullopt;
+    }
+  if (s.size() == 2 && s[0] == s[1])
+    switch (s[0]) {
+    case '<':
+      return BinaryOperator{Op::LShift, 3};
+    case '>':
+      return BinaryOperator{Op::RShift, 3};
+    case '/':
+      return BinaryOperator{Op::FloorDiv, 5};
+    default:
+      return std::nullopt;
+    }
+  return std::nullopt;
+}
 
 constexpr OpSpelling kUnaryOps[] = {{"-", Op::USub}, {"+", Op::UAdd}, {"~", Op::Invert}};
 constexpr OpSpelling kCompareOps[] = {{"<", Op::Lt},  {"<=", Op::Le}, {">", Op::Gt},
@@ -222,18 +264,18 @@ ExprPtr Parser::parse_comparison() {
   return e;
 }
 
-/// The left-associative binary operators at kBinaryLevels[level] and tighter.
-ExprPtr Parser::parse_binary(size_t level) {
-  if (level == std::size(kBinaryLevels))
-    return parse_factor();
-  ExprPtr lhs = parse_binary(level + 1);
+/// The left-associative binary operators of `level` and tighter, by
+/// precedence climbing: an operand costs one look at the token after it,
+/// not one per level.
+ExprPtr Parser::parse_binary(int level) {
+  ExprPtr lhs = parse_factor();
   ChainDepth chain(*this);
-  while (const OpSpelling *op = match_op(kBinaryLevels[level])) {
+  for (std::optional<BinaryOperator> b; (b = binary_operator(peek())) && b->level >= level;) {
     chain.add(peek().loc);
     auto e = make_expr(ExprKind::BinOp, advance().loc);
-    e->op = op->op;
+    e->op = b->op;
     e->children.push_back(std::move(lhs));
-    e->children.push_back(parse_binary(level + 1));
+    e->children.push_back(parse_binary(b->level + 1));
     lhs = std::move(e);
   }
   return lhs;

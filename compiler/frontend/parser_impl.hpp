@@ -177,7 +177,7 @@ private:
   ExprPtr parse_not();
   bool accept_compare_op(Op &op);
   ExprPtr parse_comparison();
-  ExprPtr parse_binary(size_t level);
+  ExprPtr parse_binary(int level);
   ExprPtr parse_factor();
   ExprPtr parse_power();
   ExprPtr parse_primary();
