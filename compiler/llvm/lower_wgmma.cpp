@@ -100,6 +100,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     d = std::move(w);
   }
   if (!have_a || !have_b) {
+    wgmma_staged_ = true;
     const int64_t a_bytes = have_a ? 0 : (M * K * bytes + 1023) / 1024 * 1024;
     llvm::Value *base =
         scratch_aligned(static_cast<unsigned>(a_bytes + (have_b ? 0 : K * N * bytes)));
@@ -281,17 +282,33 @@ auto Lowering::await_wgmma_results(const ir::Op &loop, const std::vector<size_t>
 }
 
 auto Lowering::cap_registers_for_wgmma() -> void {
-  // 64K registers per SM; measured on the H200: attention d64 with 8 warps
-  // (64 accumulator registers) 202 -> 235 TFLOP/s under a cap of 128 with a
-  // few spills, while matmul's 128 accumulator registers need them all.
-  const int64_t cap = 65536 / (2 * threads_) / 8 * 8;
-  if (wgmma_acc_regs_ == 0 || cap > 255 || 2 * wgmma_acc_regs_ > cap)
+  // An SM holds 64K registers and 228 KB of shared memory (1 KB of it per
+  // CTA for the system). Where capping the registers fits one more CTA on
+  // an SM and leaves the accumulators 40 registers beside them, cap them
+  // at the loosest such bound: measured on the H200, attention d64 with 8
+  // warps (64 accumulator registers) 202 -> 235 TFLOP/s under 128 (2 CTAs,
+  // a few spills); on the H100, matmul.py 128x128x32 with 4 warps (128)
+  // under 168 (3 CTAs, no spills; Triton's PTX takes 168 on its own).
+  constexpr int64_t kHeadroom = 40;
+  const int64_t smem = int64_t{target_->shared_bytes()} + 1024;
+  if (wgmma_acc_regs_ == 0)
     return;
-  llvm::Function *k = mod_->getFunction(prog_.kernel().name);
-  llvm::NamedMDNode *ann = mod_->getOrInsertNamedMetadata("nvvm.annotations");
-  ann->addOperand(llvm::MDNode::get(
-      ctx_, {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx_, "maxnreg"),
-             llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(cap)))}));
+  for (int64_t ctas = 2; ctas * smem <= 228 * 1024; ++ctas) {
+    const int64_t cap = 65536 / (ctas * threads_) / 8 * 8;
+    if (cap > 255)
+      continue;
+    // Operands staged through registers (loads not 16-byte aligned) hold
+    // more than the headroom: matmul.py 4000x4100x3900 spilled 778 bytes
+    // under 168.
+    if (cap < wgmma_acc_regs_ + kHeadroom || (ctas > 2 && wgmma_staged_))
+      return;
+    llvm::Function *k = mod_->getFunction(prog_.kernel().name);
+    llvm::NamedMDNode *ann = mod_->getOrInsertNamedMetadata("nvvm.annotations");
+    ann->addOperand(llvm::MDNode::get(
+        ctx_, {llvm::ValueAsMetadata::get(k), llvm::MDString::get(ctx_, "maxnreg"),
+               llvm::ConstantAsMetadata::get(b_.getInt32(static_cast<uint32_t>(cap)))}));
+    return;
+  }
 }
 
 } // namespace kiln::llvmgen::detail

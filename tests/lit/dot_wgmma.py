@@ -10,7 +10,8 @@
 # the pipeline's copies of a later iteration issued while they run.
 # Attention's two dots take A (q, then p) from registers; with 8 warps and
 # 64 accumulator registers per thread its registers are capped at 128 so
-# that two CTAs share an SM (matmul's 128 accumulator registers are not). Shapes that do not
+# that two CTAs share an SM; matmul 128x128 with 4 warps (128 accumulator
+# registers) at 168, for three; 128x256 with 8 warps is not capped. Shapes that do not
 # fit (8 warps over 64 rows), tf32, and KILN_DISABLE_WGMMA=1 keep mma.sync.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=128 BK=32 | %FileCheck %s --check-prefix=F16
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/matmul.py matmul_kernel 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp16:D' M=i32:D N=i32:D K=i32:D stride_am=i32:D stride_ak=1 stride_bk=i32:D stride_bn=1 stride_cm=i32:D stride_cn=1 BM=128 BN=256 BK=64 | %FileCheck %s --check-prefix=WIDE
@@ -26,8 +27,8 @@
 # F16: .target sm_90a
 # F16: .extern .shared .align 1024
 # F16: .entry matmul_kernel
-# F16-NOT: .maxnreg
 # F16: .reqntid 128, 1, 1
+# F16-NEXT: .maxnreg 168
 # F16-NOT: fence.proxy.async
 # F16: cp.async.cg.shared.global {{.*}}, 16,
 # F16: cp.async.wait_group 1
@@ -42,6 +43,7 @@
 # F16-NOT: mma.sync
 # F16-NOT: ldmatrix
 # F16-NOT: .local
+# WIDE-NOT: .maxnreg
 # WIDE: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
 # WIDE-NOT: .local
 # NOPIPE-NOT: cp.async
