@@ -274,6 +274,7 @@ ExprPtr Parser::parse_binary(int level) {
     chain.add(peek().loc);
     auto e = make_expr(ExprKind::BinOp, advance().loc);
     e->op = b->op;
+    e->children.reserve(2);
     e->children.push_back(std::move(lhs));
     e->children.push_back(parse_binary(b->level + 1));
     lhs = std::move(e);
@@ -343,6 +344,9 @@ ExprPtr Parser::parse_primary() {
 ExprPtr Parser::parse_call(ExprPtr function) {
   const Token &open = advance();
   auto call = make_expr(ExprKind::Call, function->loc);
+  // The function and most calls' arguments in one allocation, not the
+  // vector's growth through 1, 2 and 4 (allocations are a quarter of a parse).
+  call->children.reserve(4);
   call->children.push_back(std::move(function));
   parse_arguments(*call, open);
   return call;
@@ -404,6 +408,7 @@ void Parser::parse_arguments(Expr &call, const Token &open) {
 ExprPtr Parser::parse_subscript(ExprPtr value) {
   const Token &open = advance();
   auto e = make_expr(ExprKind::Subscript, open.loc);
+  e->children.reserve(2);
   e->children.push_back(std::move(value));
   do {
     if (at_op("]") && e->children.size() > 1)
