@@ -150,6 +150,22 @@ TEST_CASE("bench: a bad --anchors file is an error naming the file and what is w
   CHECK(r.out.empty());
 }
 
+TEST_CASE(
+    "bench: __bench-parse times a kernel file's parse; a missing or malformed file is an error") {
+  const std::string file = std::string(KILN_SHARED_DIR) + "/kernels/layernorm.py";
+  const CliRun ok = run_kiln_here({"__bench-parse", file.c_str(), "--repeat", "2"});
+  CHECK(ok.status == 0);
+  CHECK(contains(ok.out, "1285 bytes, lex "));
+  const CliRun missing = run_kiln_here({"__bench-parse", "/nonexistent/k.py"});
+  CHECK(missing.status == 1);
+  CHECK(contains(missing.err, "cannot read /nonexistent/k.py"));
+  kiln::test::TempDir t;
+  write(t.file("bad.py"), "def f(:\n");
+  const CliRun bad = run_kiln_here({"__bench-parse", t.file("bad.py").c_str(), "--repeat", "1"});
+  CHECK(bad.status == 1);
+  CHECK(contains(bad.err, "bad.py:1:"));
+}
+
 TEST_CASE("bench: the shipped H200 anchors parse, and a '*' key serves every kernel") {
   const kiln::cli::Reference ref =
       kiln::cli::read_anchors(std::string(KILN_SOURCE_DIR) + "/bench/anchors/h200-triton-3.6.json");

@@ -66,6 +66,7 @@
 #include "tools/kiln/bench_dot.hpp"
 #include "tools/kiln/bench_gpu.hpp"
 #include "tools/kiln/bench_numbers.hpp"
+#include "tools/kiln/bench_parse.hpp"
 #include "tools/kiln/bench_report.hpp"
 #include "tools/kiln/cli_common.hpp"
 #include "tools/kiln/summary.hpp"
@@ -1048,6 +1049,7 @@ void add_bench_command(CLI::App &app, CommonOptions &common) {
     bool disk = false, warm = false, list = false;
   };
   auto cold = std::make_shared<Cold>();
+  add_bench_parse_command(app);
   CLI::App *child = app.add_subcommand(kColdCommand, "internal: one cold compile of kiln bench");
   child->group("");
   child->add_option("KERNEL", cold->kernel);

@@ -11,9 +11,9 @@ namespace kiln::cli {
 
 struct CommonOptions;
 
-/// Adds the `bench` subcommand to `app`, and the hidden internal subcommand
-/// that `bench compile` re-executes this binary with to time one cold compile
-/// in a fresh process. `common` must outlive app.parse().
+/// Adds the `bench` subcommand to `app`, the hidden `__bench-parse` (bench_parse.hpp), and the
+/// hidden internal subcommand that `bench compile` re-executes this binary with to time one cold
+/// compile in a fresh process. `common` must outlive app.parse().
 void add_bench_command(CLI::App &app, CommonOptions &common);
 
 } // namespace kiln::cli
