@@ -6,16 +6,14 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <future>
 #include <optional>
 
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/Module.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
-#include <llvm/Transforms/Utils/Cloning.h>
 
 #include "compiler/frontend/ir_gen.hpp"
 #include "compiler/llvm/codegen.hpp"
@@ -163,12 +161,12 @@ bool has_inline_asm(const ir::Block &b) {
   return false;
 }
 
-/// The cubin of an assembly started with nvptx::start_ptx_to_cubin. ptxas
-/// rejecting PTX that holds the user's inline assembly is most likely that
-/// assembly's fault, not kiln's: say so.
-nvptx::Assembly finish_assembly(std::future<nvptx::Assembly> &pending, bool inline_asm) {
+/// PTX to a cubin. ptxas rejecting PTX that holds the user's inline
+/// assembly is most likely that assembly's fault, not kiln's: say so.
+std::optional<nvptx::Cubin> assemble(const std::string &ptx, int sm, bool inline_asm,
+                                     std::string *why) {
   try {
-    return pending.get();
+    return nvptx::ptx_to_cubin(ptx, sm, why);
   } catch (const Error &e) {
     if (!inline_asm)
       throw;
@@ -195,9 +193,6 @@ struct Compilation::State {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::TargetMachine> tm;
   std::unique_ptr<llvm::Module> mod;
-  /// GPU: the optimized module, copied before code generation changes it,
-  /// printed as the "llir" stage while the assembler runs.
-  std::unique_ptr<llvm::Module> llir_copy;
   std::string unoptimized;
   bool inline_asm = false; ///< the kernel runs the user's PTX (tl.inline_asm_elementwise)
   bool stopped = false;    ///< CompileRequest::proceed said no
@@ -274,12 +269,7 @@ void Compilation::optimize() {
   if (s.stopped)
     return;
   llvmgen::throw_collected(s.ctx, "optimization");
-  // Printing takes 5 ms of a matmul compile (copying 0.7): on the GPU it
-  // waits for the assembler, whose 20-100 ms the compile spends waiting.
-  if (s.gpu())
-    s.llir_copy = llvm::CloneModule(*s.mod);
-  else
-    k.stages["llir"] = llvmgen::print_module(*s.mod);
+  k.stages["llir"] = llvmgen::print_module(*s.mod);
   if (!s.r.override_dir.empty())
     if (std::optional<Override> o = override_file(s.r.override_dir, k, "llir")) {
       llvm::SMDiagnostic err;
@@ -290,7 +280,6 @@ void Compilation::optimize() {
                            "the KILN_OVERRIDE_DIR file is not valid LLVM IR: " + err.getMessage().str(),
                            err.getLineContents().str());
       s.mod = std::move(m);
-      s.llir_copy.reset();
       k.stages["llir"] = std::move(o->text);
     }
   s.timer.stage("opt");
@@ -314,13 +303,8 @@ void Compilation::codegen() {
         ptx = std::move(o->text);
     k.stages["ptx"] = ptx;
     s.timer.stage("ptx");
-    std::future<nvptx::Assembly> pending = nvptx::start_ptx_to_cubin(ptx, s.r.target.sm);
-    if (s.llir_copy) {
-      k.stages["llir"] = llvmgen::print_module(*s.llir_copy);
-      s.llir_copy.reset();
-    }
-    nvptx::Assembly assembly = finish_assembly(pending, s.inline_asm);
-    if (auto &cubin = assembly.cubin) {
+    std::string why;
+    if (auto cubin = assemble(ptx, s.r.target.sm, s.inline_asm, &why)) {
       k.binary = std::move(cubin->image);
       k.binary_kind = "cubin";
       k.stages["cubin_log"] = cubin->via + ": " + cubin->log;
@@ -330,7 +314,7 @@ void Compilation::codegen() {
       // The driver can still JIT the PTX when it loads it.
       k.binary.assign(ptx.begin(), ptx.end());
       k.binary_kind = "ptx";
-      k.stages["cubin_log"] = assembly.why + "; the driver will assemble the PTX at load";
+      k.stages["cubin_log"] = why + "; the driver will assemble the PTX at load";
     }
     s.timer.stage("cubin");
   }

@@ -217,39 +217,19 @@ void touch_heap(size_t bytes) {
 
 } // namespace
 
-namespace {
-
-/// ptx_to_cubin's work, on the thread that calls it.
-std::optional<Cubin> assemble_here(const std::string &ptx, int sm, std::string *why) {
-  if (const NvJitLink *a = load_nvjitlink())
-    if (auto c = with_nvjitlink(*a, ptx, sm))
+std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
+  wait_for_warm_up();
+  if (const NvJitLink *a = load_nvjitlink()) {
+    std::optional<Cubin> c;
+    run_on_assembler_thread([&] { c = with_nvjitlink(*a, ptx, sm); });
+    if (c)
       return with_resources(std::move(*c));
+  }
   if (auto c = with_ptxas(ptx, sm))
     return with_resources(std::move(*c));
   if (why)
     *why = "neither libnvJitLink.so.13 nor ptxas is available";
   return std::nullopt;
-}
-
-} // namespace
-
-std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why) {
-  wait_for_warm_up();
-  std::optional<Cubin> c;
-  run_on_assembler_thread([&] { c = assemble_here(ptx, sm, why); });
-  return c;
-}
-
-std::future<Assembly> start_ptx_to_cubin(std::string ptx, int sm) {
-  wait_for_warm_up();
-  auto task = std::make_shared<std::packaged_task<Assembly()>>([ptx = std::move(ptx), sm] {
-    Assembly a;
-    a.cubin = assemble_here(ptx, sm, &a.why);
-    return a;
-  });
-  std::future<Assembly> done = task->get_future();
-  start_on_assembler_thread([task] { (*task)(); });
-  return done;
 }
 
 void warm_up_nvjitlink(int sm) {

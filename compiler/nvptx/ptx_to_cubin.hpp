@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,18 +20,6 @@ struct Cubin {
 /// Assembles `ptx` for sm_`sm`. Returns nullopt with `why` set when neither
 /// nvJitLink nor ptxas is available; throws kiln::Error when the PTX is rejected.
 std::optional<Cubin> ptx_to_cubin(const std::string &ptx, int sm, std::string *why);
-
-/// What an assembly started with start_ptx_to_cubin gives: the cubin, or
-/// nullopt and why there is none (ptx_to_cubin's result and `why`).
-struct Assembly {
-  std::optional<Cubin> cubin;
-  std::string why;
-};
-
-/// ptx_to_cubin on an assembler thread, not waited for: the caller does
-/// other work of the compile (printing its LLVM IR) while ptxas runs.
-/// get() rethrows what ptx_to_cubin throws.
-std::future<Assembly> start_ptx_to_cubin(std::string ptx, int sm);
 
 /// Starts nvJitLink's one-time initialization (about 250 ms on first use) on
 /// a background thread, so that the first real compile does not pay for it.
