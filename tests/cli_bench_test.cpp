@@ -158,7 +158,7 @@ TEST_CASE(
   CHECK(contains(ok.out, "1285 bytes, lex "));
   const CliRun missing = run_kiln_here({"__bench-parse", "/nonexistent/k.py"});
   CHECK(missing.status == 1);
-  CHECK(contains(missing.err, "cannot read /nonexistent/k.py"));
+  CHECK(contains(missing.err, "cannot read kernel file '/nonexistent/k.py'"));
   kiln::test::TempDir t;
   write(t.file("bad.py"), "def f(:\n");
   const CliRun bad = run_kiln_here({"__bench-parse", t.file("bad.py").c_str(), "--repeat", "1"});

@@ -1,13 +1,11 @@
 #include "tools/kiln/bench_parse.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -15,7 +13,7 @@
 #include "compiler/frontend/lexer.hpp"
 #include "compiler/frontend/parser.hpp"
 #include "compiler/frontend/source.hpp"
-#include "kiln/error.hpp"
+#include "tools/kiln/summary.hpp"
 
 namespace kiln::cli {
 
@@ -37,15 +35,11 @@ template <class Fn> double median_us(int repeat, Fn &&fn) {
         std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t).count() /
         repeat);
   }
-  std::sort(rounds.begin(), rounds.end());
-  return rounds[rounds.size() / 2];
+  return summarize(std::move(rounds)).median;
 }
 
 void run(const ParseOptions &o) {
-  std::ifstream in(o.file, std::ios::binary);
-  if (!in)
-    throw Error("cannot read " + o.file);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = frontend::read_source_file(o.file, "kernel file");
   // Each round makes its SourceFile as Module::from_file does (line table included).
   const double lex = median_us(o.repeat, [&] {
     const frontend::SourceFile source(o.file, text);
