@@ -415,7 +415,7 @@ TEST_CASE("async: eight threads warming up one specialization in a scope compile
 
 // ---- FutureKernel::result ----
 
-TEST_CASE("async: result() from eight threads at once finalizes once; all see the same kernel") {
+TEST_CASE("async: result() from eight threads at once finalizes once, all see the same kernel") {
   for (bool done_first : {false, true}) {
     CAPTURE(done_first);
     std::atomic<int> finalizes{0};
@@ -484,7 +484,8 @@ TEST_CASE("async: a failed compile is rethrown by result(), once reported not ag
   CHECK(finalizes == 1);
 }
 
-TEST_CASE("async: a key whose failure was finalized compiles again; one not yet finalized is shared") {
+TEST_CASE(
+    "async: a key whose failure was finalized compiles again, one not yet finalized is shared") {
   std::atomic<int> compiles{0};
   auto failing = [&]() -> std::shared_ptr<void> {
     ++compiles;

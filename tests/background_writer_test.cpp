@@ -38,7 +38,7 @@ TEST_CASE("background writer: writes run in order, off the caller's thread, and 
   CHECK(ran_on != std::this_thread::get_id());
 }
 
-TEST_CASE("background writer: the destructor runs what is queued; a throwing write is dropped") {
+TEST_CASE("background writer: the destructor runs what is queued, a throwing write is dropped") {
   std::atomic<int> done{0};
   {
     BackgroundWriter w;

@@ -453,7 +453,7 @@ TEST_CASE("binder: argument errors name the kernel and the parameter") {
   }
 }
 
-TEST_CASE("binder: a kernel with 129 parameters launches (mamba3's forward kernel has as many); "
+TEST_CASE("binder: a kernel with 129 parameters launches (mamba3's forward kernel has as many), "
           "257 is a clear error") {
   auto source_with = [](int n) {
     std::string s =

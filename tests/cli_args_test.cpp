@@ -488,7 +488,7 @@ TEST_CASE("cli: under --json a failure still prints one JSON object on stdout") 
   CHECK(run_kiln({"run", "k.py", "add"}, true).out.empty());
 }
 
-TEST_CASE("cli: --target cuda:sm_NN[a]: sm_90a is sm_90's wgmma target; what LLVM 19 lacks is one "
+TEST_CASE("cli: --target cuda:sm_NN[a]: sm_90a is sm_90's wgmma target, what LLVM 19 lacks is one "
           "usage error") {
   struct Target {
     const char *target;

@@ -151,7 +151,7 @@ TEST_CASE("bench: a bad --anchors file is an error naming the file and what is w
 }
 
 TEST_CASE(
-    "bench: __bench-parse times a kernel file's parse; a missing or malformed file is an error") {
+    "bench: __bench-parse times a kernel file's parse, a missing or malformed file is an error") {
   const std::string file = std::string(KILN_SHARED_DIR) + "/kernels/layernorm.py";
   const CliRun ok = run_kiln_here({"__bench-parse", file.c_str(), "--repeat", "2"});
   CHECK(ok.status == 0);

@@ -214,7 +214,7 @@ TEST_CASE("cli run: tuple arguments, nested constexpr tuples and --out of a tupl
 }
 
 TEST_CASE(
-    "cli run: tensordesc(...) values are host tensor descriptors; --out writes their tensor") {
+    "cli run: tensordesc(...) values are host tensor descriptors, --out writes their tensor") {
   const TempDir dir;
   const std::string file = dir.file("desc.py"), x = dir.file("x.npy"), y = dir.file("y.npy");
   std::ofstream(file) << "import triton\n"

@@ -71,7 +71,7 @@ TEST_CASE("compile pool: a queued job is claimed by exactly one caller") {
   CHECK_FALSE(job->claim());
 }
 
-TEST_CASE("compile pool: claims race; one of eight threads wins") {
+TEST_CASE("compile pool: claims race, one of eight threads wins") {
   for (int round = 0; round < 50; ++round) {
     auto job = make_job("k", nothing);
     std::atomic<int> wins{0};

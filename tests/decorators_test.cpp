@@ -100,7 +100,7 @@ def k(x_ptr, n, BM: tl.constexpr, BN: tl.constexpr):
 }
 
 TEST_CASE("decorators: reset_to_zero buffers of unknown size (raw pointers): the first config, not "
-          "tuned; explicit ones win") {
+          "tuned, explicit ones win") {
   kiln::Module m = kiln::Module::from_string(kAutotunedAdd, "add_autotuned.py");
   kiln::Kernel k = m.kernel("add_kernel");
   std::vector<float> x(1000), y(1000), out(1000);

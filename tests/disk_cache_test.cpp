@@ -246,7 +246,7 @@ TEST_CASE("disk cache: under KILN_KEEP_STAGES a hit reads the stage files, check
   CHECK_FALSE(entry_exists(keeping, kKey));
 }
 
-TEST_CASE("disk cache: an entry owned by another user is a miss; a cache folder of another user is "
+TEST_CASE("disk cache: an entry owned by another user is a miss, a cache folder of another user is "
           "refused") {
   if (::geteuid() != 0) {
     MESSAGE("[SKIP] changing a file's owner needs root");

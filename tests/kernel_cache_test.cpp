@@ -100,7 +100,7 @@ TEST_CASE("kernel cache: a key used since the clock last passed is spared") {
   CHECK(c.size() == 3);
 }
 
-TEST_CASE("kernel cache: pinned and compiling entries are never evicted; the bound waits") {
+TEST_CASE("kernel cache: pinned and compiling entries are never evicted, the bound waits") {
   KernelCache c(2);
   const SpecKey a = key_of(1), b = key_of(2);
   {

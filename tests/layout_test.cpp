@@ -115,7 +115,7 @@ TEST_CASE("layout: a row reduction of the mma layout, broadcast back, needs no c
   CHECK(slot_map(view_through_broadcast(parent, {128, 64}, {128, 1}), rows));
 }
 
-TEST_CASE("layout: dot operand fragments; with warps only over M the accumulator is operand A") {
+TEST_CASE("layout: dot operand fragments, with warps only over M the accumulator is operand A") {
   // A (16-bit): a0..a7 at row g (+8 bit 1), column 2t (+1 bit 0, +8 bit 2).
   const BitMap a = map_of(*dot_operand(0, mma({1, 1}), 2), {16, 16}, 1);
   CHECK(a.reg == std::vector<int>{0, 7, 3});

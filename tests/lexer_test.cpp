@@ -434,7 +434,7 @@ TEST_CASE("lexer: f-string errors") {
   }
 }
 
-TEST_CASE("lexer: names may be non-ASCII; look-alike symbols stay invalid") {
+TEST_CASE("lexer: names may be non-ASCII, look-alike symbols stay invalid") {
   CHECK(dump("caf\xC3\xA9 = \xCE\xB1\xCE\xB2") == "caf\xC3\xA9 = \xCE\xB1\xCE\xB2 NL EOF");
   const auto e = lex_error("x = a \xC2\xA0 b"); // a non-breaking space
   REQUIRE(e);

@@ -694,7 +694,7 @@ TEST_CASE("parser: unclosed parenthesis at the end of the file") {
                                   "                     ^");
 }
 
-TEST_CASE("parser: Python beyond the kernel subset parses; the IR generator refuses it") {
+TEST_CASE("parser: Python beyond the kernel subset parses, the IR generator refuses it") {
   // The parser takes any Python file (Triton's module model: host code is
   // never an error by itself); compile_errors_test checks the refusals
   // inside a jit function. Each construct here was a syntax error once.

@@ -209,7 +209,7 @@ TEST_CASE("redis: URLs are parsed, and a malformed one is a clear error") {
   }
 }
 
-TEST_CASE("redis: values round-trip with their stage files; a damaged value is refused") {
+TEST_CASE("redis: values round-trip with their stage files, a damaged value is refused") {
   const RedisCodec a = codec("key one");
   CachedKernel in = sample();
   in.kernel.stages = {{"ir", "tile ir"}, {"llir", "define void @k()"}, {"cubin_log", "ok"}};

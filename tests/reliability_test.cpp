@@ -192,7 +192,7 @@ TEST_CASE("issue 17.2: nested tl.static_range loops share one unroll budget") {
   }
 }
 
-TEST_CASE("issue 17.3: a warmup line that cannot compile is that line's error; the rest compile") {
+TEST_CASE("issue 17.3: a warmup line that cannot compile is that line's error, the rest compile") {
   write_temp("long_sum.py", long_sum_kernel(20000));
   write_temp("nested_static.py", nested_static_kernel());
   write_temp("good.py", long_sum_kernel(3));
@@ -250,7 +250,7 @@ TEST_CASE("issue 14: a too-small output array in kiln run on the cpu is an error
   CHECK(c.status == 0);
 }
 
-TEST_CASE("issue 17.4: Grid refuses negative and oversized axes; a launch refuses one beyond the "
+TEST_CASE("issue 17.4: Grid refuses negative and oversized axes, a launch refuses one beyond the "
           "limits") {
   using kiln::Grid;
   CHECK_THROWS_WITH_AS(Grid(-1), doctest::Contains("grid axis x = -1 is negative"),
@@ -531,7 +531,7 @@ TEST_CASE("child: many specializations under a small KILN_MEMORY_CACHE_MAX") {
               table.evictions() >= 3 ? "enough" : "too few", wrong);
 }
 
-TEST_CASE("issue 17.5: KILN_MEMORY_CACHE_MAX bounds the memory cache; results stay right") {
+TEST_CASE("issue 17.5: KILN_MEMORY_CACHE_MAX bounds the memory cache, results stay right") {
   check_child("child: many specializations under a small KILN_MEMORY_CACHE_MAX",
               "most 3 evictions enough wrong 0", "KILN_MEMORY_CACHE_MAX=3");
 }
@@ -781,7 +781,7 @@ def k(x_ptr, n, BLOCK: tl.constexpr):
                  "128 of a tensor of 128 bytes"));
 }
 
-TEST_CASE("issue 17.8: a kiln::Tensor's size bounds a debug launch's accesses; without a shape "
+TEST_CASE("issue 17.8: a kiln::Tensor's size bounds a debug launch's accesses, without a shape "
           "nothing is checked") {
   kiln::Module m = kiln::Module::from_string(int32_kernel(), "oob_api.py");
   kiln::Kernel k = m.kernel("fill");

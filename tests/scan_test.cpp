@@ -127,7 +127,7 @@ TEST_CASE("scan: tl.reduce with a combine_fn, over one block, a tuple, and axis=
   }
 }
 
-TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence; cumsum/cumprod "
+TEST_CASE("scan: tl.associative_scan forward, reverse, and a two-value recurrence, cumsum/cumprod "
           "reverse") {
   kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
   constexpr int N = 32;

@@ -152,7 +152,7 @@ TEST_CASE(
   CHECK(cerr_of([&] { CHECK(!cache.get(TuningCache::id("absent"), configs)); }).empty());
 }
 
-TEST_CASE("tuning cache: with a background writer, put() returns before the record is written; "
+TEST_CASE("tuning cache: with a background writer, put() returns before the record is written, "
           "flush() writes it") {
   const TempDir dir;
   kiln::runtime::BackgroundWriter writer;
@@ -170,7 +170,7 @@ TEST_CASE("tuning cache: with a background writer, put() returns before the reco
   CHECK(cache.get(id, configs)->config == 1u);
 }
 
-TEST_CASE("tuning cache: kiln tune stores the choice; a second process launches it without "
+TEST_CASE("tuning cache: kiln tune stores the choice, a second process launches it without "
           "benchmarking") {
   const TempDir dir;
   const std::string file = (dir.path / "tuned.py").string();
@@ -257,7 +257,7 @@ size_t count(const std::string &s, const std::string &part) {
 } // namespace
 
 TEST_CASE("tuning cache: through Redis, a second machine's cache folder gets the choice (then "
-          "from its disk); another HMAC key tunes again") {
+          "from its disk), another HMAC key tunes again") {
   const kiln::testing::RedisServer server;
   if (!server.running()) {
     MESSAGE("[SKIP] redis-server is not installed");
