@@ -117,8 +117,17 @@ std::string ParamSpec::type_str() const {
 }
 
 std::string ParamSpec::str() const {
-  if (is_descriptor)
-    return type_str();
+  if (is_descriptor) {
+    // The `D` of its shape dims and strides but the last: ":D" when all have
+    // it, else a letter each, shape first ("tensordesc<fp16[64, 64]>:D_D":
+    // the first dim and the first stride are multiples of 16, the last dim not).
+    std::string flags;
+    for (size_t i = 1; i < 2 * block_shape().size(); ++i)
+      flags += elems[i].divisible16 ? 'D' : '_';
+    if (flags.find('D') == std::string::npos)
+      return type_str();
+    return type_str() + ":" + (flags.find('_') == std::string::npos ? "D" : flags);
+  }
   if (is_tuple) {
     std::string s = "(";
     for (size_t i = 0; i < elems.size(); ++i)

@@ -32,7 +32,7 @@ struct ParamSpec {
   /// "tensordesc<fp16[64, 64]>" (",nan" before the `>` for NaN padding).
   std::string type_str() const;
   /// The whole specialization as a repr shows it: "*fp32:D", "constexpr=128",
-  /// "(i32, constexpr=1, *fp16)".
+  /// "(i32, constexpr=1, *fp16)", "tensordesc<fp16[64, 64]>:D".
   std::string str() const;
   friend bool operator==(const ParamSpec &, const ParamSpec &) = default;
 };

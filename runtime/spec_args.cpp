@@ -1,5 +1,6 @@
 #include "runtime/spec_args.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include "compiler/support/closest_name.hpp"
@@ -61,9 +62,11 @@ Arg runtime_arg(const std::string &param, const std::string &spec) {
   return bad();
 }
 
-/// "tensordesc<fp16[64, 64]>" or "tensordesc<fp32[32, 32],nan>": a
-/// descriptor over a mock aligned tensor (its shape and strides are runtime
-/// values, which do not specialize); nullopt when `spec` is no descriptor.
+/// "tensordesc<fp16[64, 64]>" or "tensordesc<fp32[32, 32],nan>", then the
+/// `D` attribute of its shape dims and strides but the last as
+/// ParamSpec::str() writes it (":D" for all of them, ":D_D" one by one,
+/// none for none): a descriptor over a mock aligned tensor whose shape and
+/// strides have those attributes; nullopt when `spec` is no descriptor.
 std::optional<Arg> descriptor_arg(const std::string &param, const std::string &spec,
                                   SpecStorage &storage) {
   constexpr std::string_view head = "tensordesc<";
@@ -72,13 +75,15 @@ std::optional<Arg> descriptor_arg(const std::string &param, const std::string &s
   auto bad = [&]() -> Arg {
     throw ArgumentError("parameter '" + param + "': '" + spec +
                         "' is not a descriptor type; write tensordesc<fp16[64, 64]> (or "
-                        "tensordesc<fp32[32, 32],nan> for NaN padding)");
+                        "tensordesc<fp32[32, 32],nan> for NaN padding), then :D if its shape "
+                        "and strides are multiples of 16");
   };
-  const size_t lb = spec.find('['), rb = spec.find(']');
-  if (lb == std::string::npos || rb == std::string::npos || rb < lb || spec.back() != '>')
+  const size_t lb = spec.find('['), rb = spec.find(']'), close = spec.find('>');
+  if (lb == std::string::npos || rb == std::string::npos || close == std::string::npos || rb < lb ||
+      close < rb)
     return bad();
   const std::optional<DType> dt = parse_dtype(spec.substr(head.size(), lb - head.size()));
-  std::string rest = spec.substr(rb + 1, spec.size() - rb - 2);
+  std::string rest = spec.substr(rb + 1, close - rb - 1);
   std::erase(rest, ' ');
   if (!dt || (rest != "" && rest != ",nan"))
     return bad();
@@ -97,10 +102,35 @@ std::optional<Arg> descriptor_arg(const std::string &param, const std::string &s
     if (at < rb && spec[at++] != ',')
       return bad();
   }
-  // Any shape does: 64 elements of any dtype keep every stride 16-byte aligned.
-  std::vector<int64_t> shape(block.size(), 64), strides(block.size(), 1);
-  for (size_t d = block.size() - 1; d-- > 0;)
-    strides[d] = strides[d + 1] * 64;
+  const size_t n = block.size();
+  // One letter per shape dim and stride but the last, D or _.
+  std::string flags(2 * n - 1, '_');
+  const std::string attrs = spec.substr(close + 1);
+  if (attrs == ":D")
+    flags.assign(2 * n - 1, 'D');
+  else if (!attrs.empty() && (attrs.size() != 2 * n || attrs[0] != ':' ||
+                              attrs.find_first_not_of("D_", 1) != std::string::npos))
+    throw ArgumentError("parameter '" + param + "': '" + spec + "' ends in '" + attrs +
+                        "'; after the descriptor type write :D (its shape and strides are "
+                        "multiples of 16) or a D or _ for each of its " +
+                        std::to_string(n) + " shape dims and " + std::to_string(n - 1) +
+                        " strides but the last, like :D_D");
+  else if (!attrs.empty())
+    flags = attrs.substr(1);
+  // 64 is a multiple of 16 and 65 not; a stride is a multiple of 16 bytes
+  // either way, as a TensorDescriptor's must be.
+  const int64_t esize = static_cast<int64_t>(dtype_size(*dt));
+  std::vector<int64_t> shape(n), strides(n, 1);
+  for (size_t d = 0; d < n; ++d)
+    shape[d] = flags[d] == 'D' ? 64 : 65;
+  for (size_t d = 0; d + 1 < n; ++d) {
+    strides[d] = flags[n + d] == 'D' ? 64 : std::max<int64_t>(16 / esize, 1) * 65;
+    if (flags[n + d] != 'D' && strides[d] % 16 == 0)
+      throw ArgumentError("parameter '" + param + "': '" + spec + "': a stride of " +
+                          std::string(dtype_name(*dt)) +
+                          " elements is a multiple of 16 bytes, so always of 16 elements; "
+                          "write D for it");
+  }
   const TensorDescriptor &desc = storage.descriptors.emplace_back(
       Tensor(kAligned, *dt), shape, strides, block,
       rest.empty() ? TensorDescriptor::Padding::zero : TensorDescriptor::Padding::nan);
@@ -198,7 +228,7 @@ void append_option_args(const nlohmann::json &options, SpecStorage &storage,
 
 nlohmann::json spec_json(const compiler::ParamSpec &s) {
   if (s.is_descriptor)
-    return s.type_str();
+    return s.str();
   if (s.is_tuple) {
     nlohmann::json elems = nlohmann::json::array();
     for (const compiler::ParamSpec &e : s.elems)

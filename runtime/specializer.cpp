@@ -47,13 +47,31 @@ ParamSpec constant(ConstValue v) {
   return s;
 }
 
+/// Which of a host descriptor's shape dims (bit d) and strides but the last
+/// (bit n + d) are multiples of 16: the `D` attribute of each, as integer
+/// arguments get it, so that a block's rows stay 16-byte aligned and its
+/// bounds mask is uniform over a 16-byte vector (on the GPU: vector loads,
+/// cp.async pipelines). Zero where the parameter does not specialize.
+uint64_t descriptor_divisibility(std::span<const Arg> parts, bool align) {
+  const size_t n = (parts.size() - 2) / 3;
+  uint64_t bits = 0;
+  if (!align)
+    return bits;
+  for (size_t d = 0; d < n; ++d)
+    bits |= uint64_t(parts[1 + d].as_int() % 16 == 0) << d;
+  for (size_t d = 0; d + 1 < n; ++d)
+    bits |= uint64_t(parts[1 + n + d].as_int() % 16 == 0) << (n + d);
+  return bits;
+}
+
 /// A host descriptor's parts (Arg::descriptor's layout) as one parameter:
-/// the shape and strides are runtime values, not specialized (as in Triton);
+/// the shape and strides are runtime values with the `D` attribute each;
 /// the base's alignment and the last stride of 1 are what TensorDescriptor
 /// guarantees; the block dims and padding are part of the type.
-ParamSpec descriptor_spec(const Arg &a) {
+ParamSpec descriptor_spec(const Arg &a, bool align) {
   const std::span<const Arg> parts = a.as_tuple();
   const size_t n = (parts.size() - 2) / 3;
+  const uint64_t divisible = descriptor_divisibility(parts, align);
   ParamSpec s;
   s.is_tuple = s.is_descriptor = true;
   s.dtype = parts[0].dtype();
@@ -62,9 +80,12 @@ ParamSpec descriptor_spec(const Arg &a) {
   base.dtype = s.dtype;
   base.divisible16 = true;
   s.elems.push_back(base);
-  ParamSpec i64;
-  i64.dtype = DType::i64;
-  s.elems.insert(s.elems.end(), 2 * n - 1, i64);
+  for (size_t i = 0; i + 1 < 2 * n; ++i) {
+    ParamSpec i64;
+    i64.dtype = DType::i64;
+    i64.divisible16 = (divisible >> i) & 1;
+    s.elems.push_back(i64);
+  }
   s.elems.push_back(constant(ConstValue::of_int(1)));
   for (size_t d = 0; d < n; ++d)
     s.elems.push_back(constant(ConstValue::of_int(parts[1 + 2 * n + d].as_int())));
@@ -85,7 +106,7 @@ ParamSpec JitFunction::spec_of(const frontend::ParamInfo &p, const Arg &a) const
     if (p.is_constexpr)
       arg_error("parameter '" + p.name +
                 "' is tl.constexpr; a tensor descriptor is a runtime argument");
-    return descriptor_spec(a);
+    return descriptor_spec(a, !p.do_not_specialize && !p.do_not_specialize_on_alignment);
   }
   ParamSpec s;
   if (a.kind() == Arg::Kind::Tuple) {
@@ -207,8 +228,9 @@ void JitFunction::push_key(const frontend::ParamInfo &p, const Arg &a, SpecKey &
   if (a.is_descriptor()) {
     const std::span<const Arg> parts = a.as_tuple();
     const size_t n = (parts.size() - 2) / 3;
+    const bool align = !p.do_not_specialize && !p.do_not_specialize_on_alignment;
     key.push(kDescriptor | uint64_t(parts[0].dtype()) << 8 | uint64_t(n) << 16 |
-             uint64_t(parts.back().as_bool()) << 20);
+             uint64_t(parts.back().as_bool()) << 20 | descriptor_divisibility(parts, align) << 24);
     for (size_t d = 0; d < n; ++d)
       key.push(static_cast<uint64_t>(parts[1 + 2 * n + d].as_int()));
     return;

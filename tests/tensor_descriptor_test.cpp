@@ -4,8 +4,10 @@
 // padding, the launch key, warmup records, and the checks Triton makes.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <kiln/kiln.hpp>
@@ -125,28 +127,83 @@ TEST_CASE("tensor descriptors: zero and NaN padding, the shape in the kernel") {
   CHECK(std::isnan(out[10]));
 }
 
-TEST_CASE("tensor descriptors: block shape and dtype key the binary; shapes and strides do not") {
+TEST_CASE("tensor descriptors: block shape, dtype and the D of shapes and strides key the binary, "
+          "the values do not") {
   kiln::Module m = module();
   kiln::Kernel k = m.kernel("first_block");
   std::array<float, 64> x{}, out{};
   std::array<double, 64> xd{};
   int64_t n_out = 0;
   auto launch = [&](const kiln::TensorDescriptor &d, int block) {
-    return k[{1}](d, out.data(), &n_out, kiln::arg("BLOCK", block)).source;
+    return k[{1}](d, out.data(), &n_out, kiln::arg("BLOCK", block));
   };
   using S = kiln::BinarySource;
-  CHECK(launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {64}), {16}), 16) ==
-        S::compiled);
-  CHECK(launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {40}), {16}), 16) ==
-        S::memory);
-  CHECK(launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {64}), {32}), 32) ==
-        S::compiled);
+  const kiln::LaunchResult first =
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {64}), {16}), 16);
+  CHECK(first.source == S::compiled);
+  CHECK(kiln::Kernel::repr(*first.kernel).find("x_desc: tensordesc<fp32[16]>:D") !=
+        std::string::npos);
+  // Another multiple of 16 is the same binary; 40 is not a multiple (its
+  // bounds mask is not uniform over a 16-byte vector), so another binary.
+  CHECK(
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {48}), {16}), 16).source ==
+      S::memory);
+  const kiln::LaunchResult ragged =
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {40}), {16}), 16);
+  CHECK(ragged.source == S::compiled);
+  CHECK(kiln::Kernel::repr(*ragged.kernel).find("x_desc: tensordesc<fp32[16]>,") !=
+        std::string::npos);
+  CHECK(
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {24}), {16}), 16).source ==
+      S::memory);
+  CHECK(
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(x.data(), {64}), {32}), 32).source ==
+      S::compiled);
   const std::array<int64_t, 1> shape{64}, strides{1}, block{16};
   CHECK(launch(kiln::TensorDescriptor(kiln::Tensor(x.data(), {64}), shape, strides, block,
                                       Padding::nan),
-               16) == S::compiled);
-  CHECK(launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(xd.data(), {64}), {16}), 16) ==
-        S::compiled);
+               16)
+            .source == S::compiled);
+  CHECK(
+      launch(kiln::TensorDescriptor::from_tensor(kiln::Tensor(xd.data(), {64}), {16}), 16).source ==
+      S::compiled);
+}
+
+TEST_CASE("tensor descriptors: a 2-D descriptor's D is per shape dim and leading stride") {
+  kiln::Module m = module();
+  kiln::Kernel k = m.kernel("matmul_desc_kernel");
+  // Specializations as warmup records write them: each spelling compiles
+  // its own binary and round-trips through the record.
+  std::vector<std::string> keys;
+  for (const char *a : {"tensordesc<fp16[16, 32]>", "tensordesc<fp16[16, 32]>:D",
+                        "tensordesc<fp16[16, 32]>:D_D", "tensordesc<fp16[16, 32]>:DD_"}) {
+    const std::string record =
+        std::string(R"({"kernel": "matmul_desc_kernel", "args": {"a_desc": ")") + a +
+        R"(", "b_desc": "tensordesc<fp16[16, 32]>:D",
+        "c_desc": "tensordesc<fp32[16, 16]>:D", "M": "i32", "N": "i32", "K": "i32",
+        "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 32}})";
+    const kiln::LaunchResult r = k.preload(record);
+    REQUIRE(r.kernel != nullptr);
+    CHECK(kiln::Kernel::repr(*r.kernel).find(std::string("a_desc: ") + a + ",") !=
+          std::string::npos);
+    const kiln::LaunchResult again = k.preload(k.serialize_specialization_data(r));
+    REQUIRE(again.kernel != nullptr);
+    CHECK(again.kernel->key == r.kernel->key);
+    keys.push_back(r.kernel->key);
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::unique(keys.begin(), keys.end()) == keys.end());
+  for (const char *bad :
+       {"tensordesc<fp16[16, 32]>:DX_", "tensordesc<fp16[16, 32]>:DD", "tensordesc<fp16[16, 32]>D"})
+    CHECK_THROWS_WITH_AS(
+        k.preload(std::string(R"({"kernel": "matmul_desc_kernel", "args": {"a_desc": ")") + bad +
+                  R"("}})"),
+        doctest::Contains("a D or _ for each of its 2 shape dims"), kiln::ArgumentError);
+  // A stride of a 1-byte dtype is a multiple of 16 bytes, so of 16 elements.
+  CHECK_THROWS_WITH_AS(
+      k.preload(
+          R"({"kernel": "matmul_desc_kernel", "args": {"a_desc": "tensordesc<fp8e4nv[16, 32]>:DD_"}})"),
+      doctest::Contains("write D for it"), kiln::ArgumentError);
 }
 
 TEST_CASE("tensor descriptors: warmup records round-trip the descriptor type") {

@@ -70,6 +70,50 @@ CASES = [
           output_row_stride=1823, n_rows=ROWS, n_cols=1823, BLOCK_SIZE=2048, num_stages=4), dict(num_warps=8)),
 ]
 
+# Tensor-core kernels of the tutorials, as Hopper runs them: pointers, host
+# descriptors (a 4th tuple element is the block shape: the argument is
+# TensorDescriptor.from_tensor(t, block), kiln's tensordesc(...)) and
+# device-side tl.make_tensor_descriptor.
+MM = 4096
+MM_BLOCKS = dict(BLOCK_SIZE_M=128, BLOCK_SIZE_N=256, BLOCK_SIZE_K=64, GROUP_SIZE_M=8)
+MM_TILES = (MM // 128) * (MM // 256)
+NUM_SMS = 132
+TUT09 = "triton-lang__triton/python/tutorials/09-persistent-matmul.py"
+TUT06 = "triton-lang__triton/python/tutorials/06-fused-attention.py"
+MM_PTRS = dict(a_ptr=("in", (MM, MM), "f16"), b_ptr=("in", (MM, MM), "f16"), c_ptr=("out", (MM, MM), "f16"),
+               M=MM, N=MM, K=MM, stride_am=MM, stride_ak=1, stride_bk=MM, stride_bn=1, stride_cm=MM, stride_cn=1)
+MM_DESCS = dict(a_desc=("in", (MM, MM), "f16", (128, 64)), b_desc=("in", (MM, MM), "f16", (256, 64)),
+                c_desc=("out", (MM, MM), "f16", (128, 256)), M=MM, N=MM, K=MM)
+MM_OPTS = dict(num_warps=8, num_stages=3)
+
+
+def attention_case(d, causal, bm, bn, warps):
+    z, h, n = 4, 32, 4096
+    rows = z * h * n
+    qkv = {name: (kind, (rows, d), "f16", (bn if name in ("desc_k", "desc_v") else bm, d))
+           for name, kind in (("desc_q", "in"), ("desc_k", "in"), ("desc_v", "in"), ("desc_o", "out"))}
+    args = dict(sm_scale=0.5, M=("out", (rows,), "f32"), Z=z, H=h, **qkv, N_CTX=n, HEAD_DIM=d, BLOCK_M=bm,
+                BLOCK_N=bn, FP8_OUTPUT=False, STAGE=3 if causal else 1, warp_specialize=False, IS_HOPPER=True)
+    return (TUT06, "_attn_fwd", (n // bm, z * h), args, dict(num_warps=warps, num_stages=3))
+
+
+CASES = [
+    (TUT09, "matmul_kernel", (MM_TILES,), dict(MM_PTRS, **MM_BLOCKS), MM_OPTS),
+    (TUT09, "matmul_kernel_persistent", (NUM_SMS,), dict(MM_PTRS, **MM_BLOCKS, NUM_SMS=NUM_SMS), MM_OPTS),
+    (TUT09, "matmul_kernel_tma", (MM_TILES,), dict(MM_DESCS, **MM_BLOCKS, FP8_OUTPUT=False, WARP_SPECIALIZE=False),
+     MM_OPTS),
+    (TUT09, "matmul_kernel_tma_persistent", (NUM_SMS,),
+     dict(MM_DESCS, c_desc=("out", (MM, MM), "f16", (128, 128)), **MM_BLOCKS, FP8_OUTPUT=False,
+          EPILOGUE_SUBTILE=True, NUM_SMS=NUM_SMS, WARP_SPECIALIZE=False), MM_OPTS),
+    (TUT09, "matmul_kernel_descriptor_persistent", (NUM_SMS,),
+     dict(a_ptr=("in", (MM, MM), "f16"), b_ptr=("in", (MM, MM), "f16"), c_ptr=("out", (MM, MM), "f16"), M=MM, N=MM,
+          K=MM, **MM_BLOCKS, EPILOGUE_SUBTILE=False, NUM_SMS=NUM_SMS, WARP_SPECIALIZE=False, FLATTEN=True), MM_OPTS),
+    attention_case(64, False, 128, 64, 4),
+    attention_case(64, True, 128, 64, 4),
+    attention_case(128, False, 128, 64, 8),
+    attention_case(128, True, 128, 64, 8),
+] + CASES
+
 NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4}
 
@@ -85,7 +129,7 @@ def make_inputs(case, rng, tmp):
     arrays, words = {}, []
     for name, v in args.items():
         if isinstance(v, tuple):
-            kind, shape, dt = v
+            kind, shape, dt = v[:3]
             if kind == "out":
                 data = np.zeros(shape, np.uint16 if dt == "bf16" else NP[dt])
             elif kind == "prob":
@@ -97,7 +141,10 @@ def make_inputs(case, rng, tmp):
             arrays[name] = (kind, dt, data)
             path = os.path.join(tmp, f"{kernel}_{name}.npy")
             np.save(path, data)
-            words.append(f"{name}=@{path}" + (":bf16" if dt == "bf16" else ""))
+            tensor = f"@{path}" + (":bf16" if dt == "bf16" else "")
+            if len(v) == 4:  # a tensor descriptor with this block shape
+                tensor = f"tensordesc({tensor}, [{', '.join(map(str, v[3]))}])"
+            words.append(f"{name}={tensor}")
         else:
             words.append(f"{name}={str(v).lower() if isinstance(v, bool) else v}")
     return arrays, words
@@ -110,6 +157,8 @@ def run_kiln(kiln, root, case, words, tmp, repeat, backend):
            "--repeat", str(repeat), "--json"] + words
     if "num_warps" in opts:
         cmd += ["--num-warps", str(opts["num_warps"])]
+    if "num_stages" in opts:
+        cmd += ["--num-stages", str(opts["num_stages"])]
     paths = {n: os.path.join(tmp, f"{kernel}_{n}_kiln.npy") for n in outs}
     for n, p in paths.items():
         cmd += ["--out", f"{n}={p}"]
@@ -145,6 +194,10 @@ def load_module(path):
 
 def run_triton(root, case, arrays, repeat):
     import torch
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    # Scratch for descriptors made in the kernel (tl.make_tensor_descriptor).
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, device="cuda", dtype=torch.int8))
     file, kernel, grid, args, opts = case
     ns = load_module(os.path.join(root, file))
     fn = ns[kernel]
@@ -159,7 +212,7 @@ def run_triton(root, case, arrays, repeat):
             if dt == "bf16":
                 t = t.view(torch.bfloat16)
             tensors[name] = t
-            call.append(t)
+            call.append(TensorDescriptor.from_tensor(t, list(v[3])) if len(v) == 4 else t)
         else:
             call.append(v)
     # Keyword form, as a launch from host code would pass them.

@@ -14,9 +14,13 @@ int64_t cap(int64_t v) {
   return std::min(v, kBig);
 }
 
-/// An integer constant 1, or a block of them.
+/// An integer constant 1, or a block of them, also widened or narrowed
+/// (descriptors compute their addresses in i64: `offs * (i64)1`).
 bool is_one(const ir::Value *v) {
-  while (v->def && v->def->kind == ir::OpKind::Splat)
+  while (v->def && (v->def->kind == ir::OpKind::Splat || v->def->kind == ir::OpKind::Broadcast ||
+                    v->def->kind == ir::OpKind::ExpandDims ||
+                    (v->def->kind == ir::OpKind::Cast && v->type.is_int() &&
+                     v->def->operands[0]->type.is_int())))
     v = v->def->operands[0];
   return v->def && v->def->kind == ir::OpKind::Constant && v->type.is_int() && v->def->i == 1;
 }

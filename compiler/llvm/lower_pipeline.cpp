@@ -10,8 +10,8 @@
 // The copies of a future iteration need its addresses and masks: the ops
 // they are computed from (pure ops of the body, the induction variable,
 // loop-carried values whose next value is computed the same way: matmul's
-// `a_ptrs += BK * stride_ak`) are evaluated again with those bound to the
-// future iteration's values, and the carried ones are carried ahead too.
+// `a_ptrs += BK * stride_ak`, attention's scalar `offsetk_y += BLOCK_N`) are evaluated again with
+// those bound to the future iteration's values, and the carried ones are carried ahead too.
 #include "compiler/llvm/lowering.hpp"
 
 #include <optional>
@@ -72,8 +72,8 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
   std::function<bool(const ir::Value *)> closed = [&](const ir::Value *v) -> bool {
     for (size_t k = 0; k + 1 < body.args.size(); ++k)
       if (v == body.args[k + 1]) {
-        if (!v->type.is_block() || !carried.insert(k).second)
-          return v->type.is_block();
+        if (!carried.insert(k).second)
+          return true;
         return closed(yield.operands[k]);
       }
     if (v == body.args[0] || !v->def)
@@ -96,14 +96,25 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
       continue;
     const ir::Value *res = l->result();
     auto u = user.find(res);
-    if (!res->type.is_block() || uses_[res] != 1 || u == user.end() ||
-        u->second->kind != OpKind::Dot ||
+    if (!res->type.is_block() || uses_[res] != 1 || u == user.end())
+      continue;
+    // A transposed operand (tutorial 09's `b.T` of an [N, K] block,
+    // attention's `k.T`) is staged as loaded and read transposed.
+    const ir::Value *operand_v = res;
+    const bool transposed = u->second->kind == OpKind::Trans && res->type.rank == 2;
+    if (transposed) {
+      operand_v = u->second->result();
+      u = user.find(operand_v);
+      if (uses_[operand_v] != 1 || u == user.end())
+        continue;
+    }
+    if (u->second->kind != OpKind::Dot ||
         (dtype_size(res->type.elem) != 2 && dtype_size(res->type.elem) != 1) ||
         plan_->layout(u->second->result())->kind != gpu::Encoding::Kind::Mma)
       continue;
     const ir::Op &dot = *u->second;
-    const int operand = dot.operands[0] == res ? 0 : 1;
-    if (dot.operands[1 - operand] == res)
+    const int operand = dot.operands[0] == operand_v ? 0 : 1;
+    if (dot.operands[1 - operand] == operand_v)
       continue;
     const bool has_mask = l->i & 1, has_other = l->i & 2;
     const ir::Value *ptr = l->operands[0], *mask = has_mask ? l->operands[1] : nullptr;
@@ -111,11 +122,14 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
       continue;
     PipeLoad pl;
     pl.load = l;
+    pl.operand = operand_v;
     pl.held = map_for(plan_->layout(res), res->type);
     int run_dim = -1;
     gpu::run_bits(*pl.held, gpu::shape_of(res->type), &run_dim);
     if (run_dim < 0)
       continue;
+    if (transposed)
+      run_dim = 1 - run_dim;                    // from here on in the operand's dims
     pl.vec = vector_width(*pl.held, ptr, mask); // 1: not even 4 bytes aligned, in registers
     const auto saved_slice = slice;
     const auto saved_carried = carried;
@@ -126,7 +140,7 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
       continue;
     }
     const int k_dim = operand == 0 ? 1 : 0;
-    const int64_t outer = res->type.shape[1 - k_dim], K = res->type.shape[k_dim];
+    const int64_t outer = operand_v->type.shape[1 - k_dim], K = operand_v->type.shape[k_dim];
     const int bytes = static_cast<int>(dtype_size(res->type.elem));
     // 8-bit operands are read K-major only (gpu/mma_layout.hpp): loads along
     // M or N need the transposing stores of the dot's own staging.
@@ -140,6 +154,8 @@ auto Lowering::plan_pipeline(const ir::Op &op, bool spare_slot) -> Pipeline {
     pl.st.rows = pl.st.k_contig ? outer : K;
     pl.st.row_len = pl.st.k_contig ? K : outer;
     pl.row_dim = pl.st.k_contig ? 1 - k_dim : k_dim;
+    if (transposed)
+      pl.row_dim = 1 - pl.row_dim; // the copies index the load's block
     pl.wgmma = pl.st.panel = plan_->wgmma(dot);
     const int64_t align = pl.wgmma ? 1024 : 128; // wgmma: the 128-byte swizzle's period
     pl.stage_bytes = (res->type.numel() * bytes + align - 1) / align * align;
@@ -179,7 +195,11 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
   set(body.args[0], iv, nullptr);
   for (size_t j = 0; j < p.carried.size(); ++j) {
     const size_t k = p.carried[j];
-    vals_[body.args[k + 1]] = slots_buffer(body.args[k + 1]->type, cs[k].map, vals[j]);
+    const ir::Value *arg = body.args[k + 1];
+    if (arg->type.is_block())
+      vals_[arg] = slots_buffer(arg->type, cs[k].map, vals[j]);
+    else
+      set(arg, vals[j][0], nullptr); // a scalar (attention's `offsetk_y += BLOCK_N`)
   }
   converted_.clear(); // conversions made for another iteration's values
   for (const ir::Op *o : p.slice)
@@ -212,8 +232,11 @@ auto Lowering::pipeline_issue(Pipeline &p, const std::vector<Carried> &cs, llvm:
     target_->async_commit();
   std::vector<std::vector<llvm::Value *>> next;
   const ir::Op &yield = *body.ops.back();
-  for (size_t k : p.carried)
-    next.push_back(slot_values(yield.operands[k], materialize_gpu(yield.operands[k], cs[k].map)));
+  for (size_t k : p.carried) {
+    const ir::Value *y = yield.operands[k];
+    next.push_back(y->type.is_block() ? slot_values(y, materialize_gpu(y, cs[k].map))
+                                      : std::vector<llvm::Value *>{scalar(y)});
+  }
   converted_.clear();
   return next;
 }
@@ -248,7 +271,7 @@ auto Lowering::pipeline_first(Pipeline &p, const ir::Op &op, const std::vector<C
   const bool sg = op.operands[0]->type.is_signed();
   std::vector<std::vector<llvm::Value *>> vals;
   for (size_t k : p.carried)
-    vals.push_back(cs[k].init_slots);
+    vals.push_back(cs[k].map ? cs[k].init_slots : std::vector<llvm::Value *>{scalar(cs[k].init)});
   for (int j = 0; j + 1 < p.stages; ++j) {
     llvm::Value *iv =
         b_.CreateAdd(lo, b_.CreateMul(step, llvm::ConstantInt::get(lo->getType(), j)));
@@ -287,6 +310,7 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
           res->type, p.loads[j].held,
           std::vector<llvm::Value *>(p.loaded_phis[j].begin(), p.loaded_phis[j].end()));
       preloaded_.insert(res);
+      preloaded_.insert(p.loads[j].operand);
     }
   } else {
     // No fence.proxy.async before a wgmma reads the slot: cp.async's wait
@@ -301,7 +325,8 @@ auto Lowering::pipeline_iteration(Pipeline &p, const ir::Op &op, const std::vect
       st.base = b_.CreateInBoundsGEP(
           b_.getInt8Ty(), pl.st.base,
           b_.CreateMul(read, b_.getInt32(static_cast<uint32_t>(pl.stage_bytes))));
-      prestaged_[pl.load->result()] = st;
+      prestaged_[pl.load->result()] = st; // not loaded in the body
+      prestaged_[pl.operand] = st;
     }
   }
   // wgmma: issued once the dot has its operands, while its instructions run.
@@ -362,7 +387,9 @@ auto Lowering::pipeline_end(Pipeline &p) -> void {
     target_->async_wait(0); // copies of iterations that never ran: none may land later
   for (const PipeLoad &pl : p.loads) {
     prestaged_.erase(pl.load->result());
+    prestaged_.erase(pl.operand);
     preloaded_.erase(pl.load->result());
+    preloaded_.erase(pl.operand);
   }
   reserved_ = p.reserved_before;
 }

@@ -548,6 +548,7 @@ private:
   /// iteration ahead into registers that the dot stores itself.
   struct PipeLoad {
     const ir::Op *load = nullptr;
+    const ir::Value *operand = nullptr; ///< what the dot reads: the load, or its transpose
     MapPtr held;     ///< the load's layout: which thread copies which elements
     Staged st;       ///< one stage (base: the ring)
     int row_dim = 0; ///< the dim along the stored rows
