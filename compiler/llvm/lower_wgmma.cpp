@@ -196,6 +196,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   }
   vals_[res] = slots_buffer(res->type, C, d);
   wgmma_acc_regs_ += C->slots() / (half_acc ? 2 : 1);
+  wgmma_a_regs_ += static_cast<int64_t>(a_words.size());
 }
 
 auto Lowering::defer_wgmma_waits(const ir::Op &loop, bool *spare_slot) -> std::vector<size_t> {
@@ -297,10 +298,13 @@ auto Lowering::cap_registers_for_wgmma() -> void {
     const int64_t cap = 65536 / (ctas * threads_) / 8 * 8;
     if (cap > 255)
       continue;
-    // Operands staged through registers (loads not 16-byte aligned) hold
-    // more than the headroom: matmul.py 4000x4100x3900 spilled 778 bytes
-    // under 168.
-    if (cap < wgmma_acc_regs_ + kHeadroom || (ctas > 2 && wgmma_staged_))
+    // Beyond two CTAs, operands staged through registers (loads not 16-byte
+    // aligned) or A held in registers need their own room: matmul.py
+    // 4000x4100x3900 spilled 778 bytes under 168, and attention with 4
+    // warps (128 accumulator registers, q and p as 64 A registers) 184
+    // bytes, which cost it 25% on the H100 (tutorial 06 d64: 1366 -> 1705 us).
+    if (cap < wgmma_acc_regs_ + kHeadroom ||
+        (ctas > 2 && (wgmma_staged_ || cap < wgmma_acc_regs_ + wgmma_a_regs_ + kHeadroom)))
       return;
     llvm::Function *k = mod_->getFunction(prog_.kernel().name);
     llvm::NamedMDNode *ann = mod_->getOrInsertNamedMetadata("nvvm.annotations");

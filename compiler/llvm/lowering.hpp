@@ -463,6 +463,7 @@ private:
   /// another's instructions run.
   void cap_registers_for_wgmma();
   int64_t wgmma_acc_regs_ = 0; ///< f32 accumulator registers per thread of the wgmma dots
+  int64_t wgmma_a_regs_ = 0;   ///< registers per thread of their A operands held in registers
   bool wgmma_staged_ = false;  ///< a wgmma operand went registers -> st.shared
   /// A loop whose wgmma dot only feeds a carried value read after another
   /// wgmma dot of the next iteration (attention's acc after qk): that dot is

@@ -8,6 +8,10 @@
 # (4 of 8 KiB for 3 stages: offsets masked by 24576), since the next
 # iteration refills the slot 2 ahead while pv may still read its own.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s
+# With 4 warps its registers are not capped: 3 CTAs under 168 would leave
+# the 128 accumulator and 64 A registers (q, p) too little room (184 bytes
+# of spills, 25% slower on the H100); with 8 warps (dot_wgmma.py) 2 CTAs do.
+# RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 4 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=64 BLOCK_M=128 BLOCK_N=64 CAUSAL=0 | %FileCheck %s --check-prefix=W4
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 %shared/kernels/attention.py attn_fwd 'Q=*fp16:D' 'K=*fp16:D' 'V=*fp16:D' 'Out=*fp16:D' sm_scale=fp32 N_CTX=i32:D HEAD_DIM=128 BLOCK_M=128 BLOCK_N=64 CAUSAL=1 | %FileCheck %s --check-prefix=D128
 # CHECK: mov.b32 [[ZERO:%r[0-9]+]], 0;
 # CHECK: $L__BB0_2:
@@ -25,6 +29,9 @@
 # CHECK-NOT: wgmma.wait_group
 # CHECK: bra {{.*}}$L__BB0_2;
 # CHECK: wgmma.wait_group.sync.aligned 0
+# W4: .reqntid 128, 1, 1
+# W4-NOT: .maxnreg
+# W4: wgmma.mma_async.sync.aligned.m64n64k16
 # D128: wgmma.commit_group.sync.aligned
 # D128: wgmma.wait_group.sync.aligned 0
 # D128: wgmma.mma_async.sync.aligned.m64n128k16
