@@ -22,7 +22,10 @@ import tempfile
 def cold(binary, kernel, shared, cache, disk):
     env = dict(os.environ, KILN_CACHE_DIR=cache, KILN_BACKEND='cpu', KILN_NO_CACHE='0')
     args = [binary, '__bench-cold', kernel, '--shared', shared] + (['--disk'] if disk else [])
-    out = subprocess.run(args, env=env, check=True, capture_output=True, text=True).stdout.split()
+    r = subprocess.run(args, env=env, capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"{binary} {kernel}: {r.stderr.strip()}")
+    out = r.stdout.split()
     return float(out[0]), float(out[2])  # wall ms (file read to loaded), warmup() ms
 
 

@@ -213,6 +213,28 @@ TEST_CASE("cli run: tuple arguments, nested constexpr tuples and --out of a tupl
   }
 }
 
+TEST_CASE("cli run: None is Python's None (triton-lang/kernels' matmul takes AB_DTYPE=None)") {
+  const TempDir dir;
+  const std::string file = dir.file("none.py"), y = dir.file("y.npy");
+  std::ofstream(file) << "import triton\n"
+                         "import triton.language as tl\n\n\n"
+                         "@triton.jit\n"
+                         "def which(y_ptr, AB_DTYPE: tl.constexpr):\n"
+                         "    if AB_DTYPE is not None:\n"
+                         "        tl.store(y_ptr, 2.0)\n"
+                         "    else:\n"
+                         "        tl.store(y_ptr, 1.0)\n";
+  for (const auto &[value, want] :
+       {std::pair{"None", 1.0f}, {"tl.float16", 2.0f}, {"none", 2.0f}}) {
+    CAPTURE(value);
+    const CliRun r = kiln_run({file, "which", "--grid", "1", "y_ptr=zeros:1:f32",
+                               std::string("AB_DTYPE=") + value, "--out", "y_ptr=" + y});
+    CAPTURE(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(static_cast<const float *>(kiln::cli::read_npy(y).data())[0] == want);
+  }
+}
+
 TEST_CASE(
     "cli run: tensordesc(...) values are host tensor descriptors, --out writes their tensor") {
   const TempDir dir;

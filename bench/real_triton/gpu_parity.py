@@ -114,6 +114,42 @@ CASES = [
     attention_case(128, True, 128, 64, 8),
 ] + CASES
 
+# triton-lang/kernels: flash attention over block pointers (tl.advance in
+# the loop, `@jit` imported from triton) and the matmul with dtype
+# constexprs, AB_DTYPE=None, a ragged K (masked loads whose `other` is a
+# (1, 1) block) and split-K by fp16 atomic adds.
+TLK = "triton-lang__kernels/kernels/"
+
+
+def tlk_attention_case(causal):
+    z, h, n, d = 4, 32, 4096, 64
+    qkv = {name: (kind, (z, h, n, d), "f16") for name, kind in (("Q", "in"), ("K", "in"), ("V", "in"), ("Out", "out"))}
+    strides = {}
+    for t in "qkvo":
+        strides.update({f"stride_{t}z": h * n * d, f"stride_{t}h": n * d, f"stride_{t}{'m' if t in 'qo' else 'n'}": d,
+                        f"stride_{t}{'k' if t != 'o' else 'n'}": 1})
+    args = dict(Q=qkv["Q"], K=qkv["K"], V=qkv["V"], sm_scale=0.5, L=("out", (z * h, n), "f32"), Out=qkv["Out"],
+                **strides, Z=z, H=h, N_CTX=n, Z_H_N_CTX=z * h * n, BLOCK_M=128, BLOCK_DMODEL=d, BLOCK_N=64,
+                IS_CAUSAL=causal)
+    return (TLK + "flash_attention.py", "_fwd_kernel", (n // 128, z * h), args, dict(num_warps=4, num_stages=4))
+
+
+def tlk_matmul_case(m, n, k, even_k, fast_accum, split_k, ab_dtype):
+    args = dict(A=("in", (m, k), "f16"), B=("in", (k, n), "f16"), C=("out", (m, n), "f16"), M=m, N=n, K=k,
+                stride_am=k, stride_ak=1, stride_bk=n, stride_bn=1, stride_cm=n, stride_cn=1,
+                acc_dtype="tl.float32", input_precision="tf32", fp8_fast_accum=fast_accum, BLOCK_M=128, BLOCK_N=128,
+                BLOCK_K=32, GROUP_M=8, SPLIT_K=split_k, EVEN_K=even_k, AB_DTYPE=ab_dtype)
+    return (TLK + "matmul.py", "_kernel", (((m + 127) // 128) * ((n + 127) // 128), split_k), args,
+            dict(num_warps=4, num_stages=3))
+
+
+CASES = [
+    tlk_attention_case(False),
+    tlk_attention_case(True),
+    tlk_matmul_case(4096, 4096, 4096, True, True, 1, None),
+    tlk_matmul_case(2048, 2048, 4000, False, False, 2, "tl.float16"),
+] + CASES
+
 NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4}
 
@@ -184,7 +220,8 @@ def load_module(path):
         if isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test):
             continue
         if isinstance(stmt, (ast.FunctionDef, ast.ClassDef)):
-            stmt.decorator_list = [d for d in stmt.decorator_list if ast.unparse(d).startswith("triton.")]
+            stmt.decorator_list = [d for d in stmt.decorator_list if ast.unparse(d).startswith("triton.")
+                                   or ast.unparse(d) == "jit"]
         try:
             exec(compile(ast.Module([stmt], []), path, "exec"), ns)
         except Exception:
@@ -213,8 +250,8 @@ def run_triton(root, case, arrays, repeat):
                 t = t.view(torch.bfloat16)
             tensors[name] = t
             call.append(TensorDescriptor.from_tensor(t, list(v[3])) if len(v) == 4 else t)
-        else:
-            call.append(v)
+        else:  # "tl.float32": the dtype object, as host code passes it
+            call.append(getattr(triton.language, v[3:]) if isinstance(v, str) and v.startswith("tl.") else v)
     # Keyword form, as a launch from host code would pass them.
     kwargs = dict(zip(args.keys(), call))
     fn[grid](**kwargs, **opts)

@@ -679,13 +679,33 @@ void IrGen::exec_runtime_for(const Stmt &s, const CallArgs &range) {
   if (frame_->returned)
     fail(s.loc, "a return inside a loop is not supported; assign the value and return after the loop");
   b.set_loc(s.loc);
-  b.create(OpKind::Yield, yield_carried(carried), {});
+  const std::vector<ir::Value *> yields = yield_carried(carried);
+  // A leaf the loop yields unchanged (a block pointer's shape and strides
+  // beside the offsets tl.advance moves) is not carried: the body reads its
+  // value from before the loop, so that the analyses see the constant or
+  // argument itself (a stride of 1 keeps the loads contiguous: vector
+  // loads, cp.async).
+  std::vector<ir::Value *> kept_yields, after;
+  std::vector<ir::Value *> args{body->args[0]};
+  op->operands.resize(3);
+  for (size_t k = 0; k < inits.size(); ++k) {
+    if (yields[k] == body->args[k + 1]) {
+      ir::replace_uses(*body, body->args[k + 1], inits[k]);
+      after.push_back(inits[k]);
+      continue;
+    }
+    op->operands.push_back(inits[k]);
+    args.push_back(body->args[k + 1]);
+    kept_yields.push_back(yields[k]);
+    op->results.push_back(fn.new_value(inits[k]->type, op));
+    after.push_back(op->results.back());
+  }
+  body->args = std::move(args);
+  b.create(OpKind::Yield, kept_yields, {});
   b.set_block(outer);
 
   const Scope body_scope = std::exchange(frame_->scope, std::move(before));
-  for (ir::Value *init : inits)
-    op->results.push_back(fn.new_value(init->type, op));
-  bind_carried(carried, op->results);
+  bind_carried(carried, after);
   note_scoped_out(body_scope, "only inside the for loop on line " + std::to_string(s.loc.line) +
                                   ", so it does not exist after the loop; assign it before the "
                                   "loop to carry its value out");

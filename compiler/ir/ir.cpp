@@ -1,5 +1,7 @@
 #include "compiler/ir/ir.hpp"
 
+#include <algorithm>
+
 namespace kiln::ir {
 
 Value *Function::new_value(Type t, Op *def) {
@@ -46,6 +48,14 @@ const char *reduce_name(ReduceOp r) {
 }
 
 } // namespace
+
+void replace_uses(Block &b, const Value *from, Value *to) {
+  for (Op *op : b.ops) {
+    std::replace(op->operands.begin(), op->operands.end(), const_cast<Value *>(from), to);
+    for (Block *r : op->regions)
+      replace_uses(*r, from, to);
+  }
+}
 
 const char *op_name(const Op &op) {
   switch (op.kind) {

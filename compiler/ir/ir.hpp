@@ -172,6 +172,10 @@ struct Program {
 };
 
 const char *op_name(const Op &op);
+
+/// Every use of `from` in `b` and the regions nested in it becomes `to`.
+void replace_uses(Block &b, const Value *from, Value *to);
+
 /// What a later pass adds to the printed IR (the GPU's layouts and
 /// conversions): text after a result's type, and lines before an op.
 struct PrintNotes {

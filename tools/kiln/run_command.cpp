@@ -567,6 +567,7 @@ void run(const RunOptions &o, const CommonOptions &common) {
 }
 
 constexpr const char *kValueHelp = R"(VALUE is, in this order:
+  None                           Python's None
   true, false                    a bool
   10007, -3, 0xff                an integer (specialized as the runtime does)
   1.5, 1e-5, inf                 a float (the kernel sees fp32)
@@ -677,6 +678,8 @@ ArgValue classify_value(std::string_view name, std::string_view value,
                                        function_names, constexpr_param));
     return t;
   }
+  if (value == "None")
+    return nullptr;
   if (value == "true" || value == "True")
     return true;
   if (value == "false" || value == "False")

@@ -6,6 +6,7 @@
 // kernel file; add_run_command is all that main needs.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -75,16 +76,14 @@ struct DescriptorValue {
 };
 
 /// What a VALUE of the command line is, in the order they are tried:
-/// true/false (also True/False) a bool; an integer literal (decimal or 0x
-/// hex, optionally signed) an int64, or a uint64 above INT64_MAX; a float
-/// literal ('.', an exponent, inf, nan) a double (the kernel sees fp32); a
-/// tensor spec (@file.npy[:bf16], zeros:SHAPE:DT, empty:SHAPE:DT); the name
-/// of a jit function among `function_names`; `tl.float16` a dtype; for a
-/// constexpr parameter, any other word a string; "(4, @x.npy, (1, 2))" a
-/// tuple of values (Triton specializes each element); "tensordesc(...)" a
-/// tensor descriptor.
-using ArgValue = std::variant<bool, int64_t, uint64_t, double, TensorSpec, FunctionRef, StringValue,
-                              DType, TupleValue, DescriptorValue>;
+/// None Python's None (`AB_DTYPE=None`); true/false (also True/False) a bool; an integer literal
+/// (decimal or 0x hex, optionally signed) an int64, or a uint64 above INT64_MAX; a float literal
+/// ('.', an exponent, inf, nan) a double (the kernel sees fp32); a tensor spec (@file.npy[:bf16],
+/// zeros:SHAPE:DT, empty:SHAPE:DT); the name of a jit function among `function_names`; `tl.float16`
+/// a dtype; for a constexpr parameter, any other word a string; "(4, @x.npy, (1, 2))" a tuple of
+/// values (Triton specializes each element); "tensordesc(...)" a tensor descriptor.
+using ArgValue = std::variant<std::nullptr_t, bool, int64_t, uint64_t, double, TensorSpec,
+                              FunctionRef, StringValue, DType, TupleValue, DescriptorValue>;
 
 /// A tuple VALUE; its tensors are named `NAME.i` (`--out ptrs.1=out.npy`).
 struct TupleValue {
