@@ -202,3 +202,16 @@ for M, Kd in [(64, 64), (16, 128)]:
     cases.append(Case("gpu", D, "matvec_bf16", [1], dict(a_ptr=f32(M, Kd), x_ptr=f32(Kd), y_ptr=f"zeros:{M}:f32", M=M, K=Kd),
                       ["y_ptr"], lambda i: {"y_ptr": bf16_round(i["a_ptr"]).astype(np.float64) @ bf16_round(i["x_ptr"])},
                       tol=1e-3))
+
+
+def split_add_ref(i):
+    # Three programs add the same value: (a + a) + a, rounded as each add is.
+    h = i["x_ptr"].astype(np.float16)
+    b = bf16_round(i["x_ptr"])
+    return {"h_ptr": (h + h) + h, "b_ptr": bf16_bits(bf16_round(bf16_round(b + b) + b))}
+
+
+for n, block in [(1000, 256), (4099, 1024), (7, 128)]:
+    cases.append(Case("gpu", G, "split_add_halves", [(n + block - 1) // block, 3],
+                      dict(x_ptr=f32(n), h_ptr=f"zeros:{n}:f16", b_ptr=f"zeros:{n}:bf16", n=n, BLOCK=block),
+                      ["h_ptr", "b_ptr"], split_add_ref, exact=True))

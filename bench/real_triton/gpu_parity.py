@@ -291,7 +291,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--json")
     ap.add_argument("--backend", default="cuda", help="cpu: a dry run of the kiln side only")
-    ap.add_argument("--filter", default="")
+    ap.add_argument("--filter", default="", help="only cases whose label (repo:file:kernel) holds this")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     tmp = tempfile.mkdtemp(prefix="kiln_parity_")
@@ -302,9 +302,9 @@ def main():
           " ratio: Triton time / kiln time)")
     for case in CASES:
         file, kernel = case[0], case[1]
-        if a.filter not in kernel:
-            continue
         label = f"{file.split('/')[0].split('__')[1]}:{os.path.basename(file)}:{kernel}"
+        if a.filter not in label:
+            continue
         try:
             arrays, words = make_inputs(case, rng, tmp)
             kouts, report = run_kiln(a.kiln, a.root, case, words, tmp, a.repeat, a.backend)

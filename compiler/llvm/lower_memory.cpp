@@ -403,6 +403,12 @@ auto Lowering::atomic_at(const ir::Op &op, llvm::Value *ptr, const Idx &idx) -> 
     break;
   }
   llvm::Value *val = to_mem(element(op.operands[1], idx), et.elem);
+  if (fl && val->getType()->isIntegerTy(16)) {
+    // bf16 lives in memory as its 16 bits; the float operations take bfloat.
+    llvm::Value *old = b_.CreateAtomicRMW(bop, ptr, b_.CreateBitCast(val, b_.getBFloatTy()),
+                                          llvm::MaybeAlign(), order);
+    return b_.CreateBitCast(old, val->getType());
+  }
   return b_.CreateAtomicRMW(bop, ptr, val, llvm::MaybeAlign(), order);
 }
 
@@ -417,6 +423,11 @@ auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
   Lowered l;
   l.map = m;
   l.buf = alloc_buffer(res->type, m.get());
+  vals_[res] = l;
+  if (op.kind == OpKind::AtomicRMW && static_cast<ir::AtomicOp>(op.sub) == ir::AtomicOp::Add &&
+      uses_[res] == 0 && (et.elem == DType::f16 || et.elem == DType::bf16) &&
+      packed_atomic_add_gpu(op, m, own))
+    return;
   for_slots(*m, res->type, [&](int64_t s, const Idx &idx) {
     llvm::Value *p = element(ptr, idx);
     llvm::Value *mk = and_mask(has_mask ? element(op.operands[2], idx) : nullptr, own);
@@ -425,7 +436,31 @@ auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
                           : atomic_at(op, p, idx);
     b_.CreateStore(from_mem(old, et.elem), slot_ptr(res->type, l.buf, s));
   });
-  vals_[res] = l;
+}
+
+auto Lowering::packed_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Value *own) -> bool {
+  const ir::Value *ptr = op.operands[0], *val = op.operands[1];
+  const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
+  const DType et = ptr->type.elem;
+  const int64_t v = vector_width(*m, ptr, mask);
+  if (v < 2)
+    return false;
+  std::vector<Idx> idx(m->slots());
+  for_slots(*m, ptr->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
+  bool done = true;
+  with_view(*m, [&] {
+    for (int64_t g = 0; g < m->slots() && done; g += v) {
+      llvm::Value *p = at_slot(g, [&] { return element(ptr, idx[g]); });
+      llvm::Value *mk =
+          and_mask(mask ? at_slot(g, [&] { return element(mask, idx[g]); }) : nullptr, own);
+      std::vector<llvm::Value *> vals;
+      for (int64_t j = 0; j < v; ++j)
+        vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
+      done = target_->packed_atomic_add(p, mk, vals, et);
+    }
+    return 0;
+  });
+  return done;
 }
 
 auto Lowering::lower_load(const ir::Op &op) -> void {

@@ -66,6 +66,14 @@ public:
                                                  DType t) = 0;
   virtual void vector_store(llvm::Value *ptr, llvm::Value *mask,
                             const std::vector<llvm::Value *> &mem_values) = 0;
+  /// Adds consecutive 16-bit floats of type `t` (f16 or bf16; an even
+  /// count, 4-byte aligned) to memory at `ptr` where `mask` holds, two an
+  /// instruction, returning nothing (a reduction: the old values are not
+  /// wanted); false where the target has no such instruction.
+  virtual bool packed_atomic_add(llvm::Value * /*ptr*/, llvm::Value * /*mask*/,
+                                 const std::vector<llvm::Value *> & /*mem_values*/, DType /*t*/) {
+    return false;
+  }
 
   // Collectives, for targets that distribute blocks.
   /// This thread's index in its CTA, read anew (not merged with earlier reads).

@@ -35,6 +35,8 @@ public:
                                          DType t) override;
   void vector_store(llvm::Value *ptr, llvm::Value *mask,
                     const std::vector<llvm::Value *> &vals) override;
+  bool packed_atomic_add(llvm::Value *ptr, llvm::Value *mask,
+                         const std::vector<llvm::Value *> &vals, DType t) override;
   void barrier() override;
   llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) override;
   llvm::Value *shared_memory(unsigned bytes) override;
@@ -321,6 +323,34 @@ auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
   }
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
   b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
+}
+
+auto NvptxTarget::packed_atomic_add(llvm::Value *ptr, llvm::Value *mask,
+                                    const std::vector<llvm::Value *> &vals, DType t) -> bool {
+  // red.add.noftz.f16x2 since sm_60, .bf16x2 since sm_90: split-K matmuls
+  // (triton-lang/kernels' SPLIT_K > 1) add their fp16 tiles this way, where
+  // one atom.add.f16 an element, each returning its old value, took longer
+  // than the product.
+  if (t == DType::bf16 ? l_.sm_ < 90 : t != DType::f16 || l_.sm_ < 60)
+    return false;
+  const std::vector<llvm::Value *> words = pack_words(vals);
+  const std::string text =
+      std::string("red.global.add.noftz.") + (t == DType::bf16 ? "bf16x2" : "f16x2") + " [$0], $1;";
+  for (size_t j = 0; j < words.size(); ++j) {
+    std::string cons = "l,r";
+    const std::string pred = guard(mask, 2, &cons);
+    cons += ",~{memory}";
+    std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
+    std::vector<llvm::Value *> args = {
+        j ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, 4 * j) : ptr, words[j]};
+    if (mask) {
+      params.push_back(b_.getInt1Ty());
+      args.push_back(mask);
+    }
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
+    b_.CreateCall(llvm::InlineAsm::get(fty, pred + text, cons, true), args);
+  }
+  return true;
 }
 
 auto NvptxTarget::guard(llvm::Value *mask, size_t operand, std::string *constraints)
