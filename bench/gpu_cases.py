@@ -208,10 +208,11 @@ def split_add_ref(i):
     # Three programs add the same value: (a + a) + a, rounded as each add is.
     h = i["x_ptr"].astype(np.float16)
     b = bf16_round(i["x_ptr"])
-    return {"h_ptr": (h + h) + h, "b_ptr": bf16_bits(bf16_round(bf16_round(b + b) + b))}
+    f = i["x_ptr"].astype(np.float32)
+    return {"h_ptr": (h + h) + h, "b_ptr": bf16_bits(bf16_round(bf16_round(b + b) + b)), "f_ptr": (f + f) + f}
 
 
-for n, block in [(1000, 256), (4099, 1024), (7, 128)]:
+for n, block in [(1000, 256), (4096, 1024), (4099, 1024), (7, 128)]:
     cases.append(Case("gpu", G, "split_add_halves", [(n + block - 1) // block, 3],
-                      dict(x_ptr=f32(n), h_ptr=f"zeros:{n}:f16", b_ptr=f"zeros:{n}:bf16", n=n, BLOCK=block),
-                      ["h_ptr", "b_ptr"], split_add_ref, exact=True))
+                      dict(x_ptr=f32(n), h_ptr=f"zeros:{n}:f16", b_ptr=f"zeros:{n}:bf16", f_ptr=f"zeros:{n}:f32",
+                           n=n, BLOCK=block), ["h_ptr", "b_ptr", "f_ptr"], split_add_ref, exact=True))

@@ -103,11 +103,12 @@ def reshape_kernel(x_ptr, out_ptr, BM: tl.constexpr, BN: tl.constexpr):
 
 
 @triton.jit
-def split_add_halves(x_ptr, h_ptr, b_ptr, n, BLOCK: tl.constexpr):
+def split_add_halves(x_ptr, h_ptr, b_ptr, f_ptr, n, BLOCK: tl.constexpr):
     # A split-K epilogue: every program along axis 1 adds its part into the
-    # fp16 and bf16 outputs (packed reductions where the elements pair up).
+    # fp16, bf16 and fp32 outputs (vector reductions where the elements line up).
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     m = offs < n
     x = tl.load(x_ptr + offs, mask=m, other=0.0)
     tl.atomic_add(h_ptr + offs, x.to(tl.float16), mask=m)
     tl.atomic_add(b_ptr + offs, x.to(tl.bfloat16), mask=m)
+    tl.atomic_add(f_ptr + offs, x, mask=m)

@@ -425,8 +425,9 @@ auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
   l.buf = alloc_buffer(res->type, m.get());
   vals_[res] = l;
   if (op.kind == OpKind::AtomicRMW && static_cast<ir::AtomicOp>(op.sub) == ir::AtomicOp::Add &&
-      uses_[res] == 0 && (et.elem == DType::f16 || et.elem == DType::bf16) &&
-      packed_atomic_add_gpu(op, m, own))
+      uses_[res] == 0 &&
+      (et.elem == DType::f32 || et.elem == DType::f16 || et.elem == DType::bf16) &&
+      vector_atomic_add_gpu(op, m, own))
     return;
   for_slots(*m, res->type, [&](int64_t s, const Idx &idx) {
     llvm::Value *p = element(ptr, idx);
@@ -438,7 +439,7 @@ auto Lowering::lower_atomic_gpu(const ir::Op &op) -> void {
   });
 }
 
-auto Lowering::packed_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Value *own) -> bool {
+auto Lowering::vector_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Value *own) -> bool {
   const ir::Value *ptr = op.operands[0], *val = op.operands[1];
   const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
   const DType et = ptr->type.elem;
@@ -456,7 +457,7 @@ auto Lowering::packed_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Va
       std::vector<llvm::Value *> vals;
       for (int64_t j = 0; j < v; ++j)
         vals.push_back(to_mem(at_slot(g + j, [&] { return element(val, idx[g + j]); }), et));
-      done = target_->packed_atomic_add(p, mk, vals, et);
+      done = target_->vector_atomic_add(p, mk, vals, et);
     }
     return 0;
   });

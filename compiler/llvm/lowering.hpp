@@ -294,10 +294,10 @@ private:
   /// through `ptr` (and `mask`): a run along one dim, contiguous and aligned
   /// in memory by the axis info, one mask value per run, at most 16 bytes.
   int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask);
-  /// An f16/bf16 atomic add whose old values nobody reads, as packed
-  /// reductions two elements an instruction; false (nothing emitted) where
-  /// the elements do not pair up or the target has no such reduction.
-  bool packed_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Value *own);
+  /// An f32/f16/bf16 atomic add whose old values nobody reads, as vector
+  /// reductions (up to 16 bytes an instruction); false (nothing emitted)
+  /// where the elements do not pair up or the target has no such reduction.
+  bool vector_atomic_add_gpu(const ir::Op &op, const MapPtr &m, llvm::Value *own);
 
   /// Runs `f(idx)` for every element of `shape`, or once for a scalar.
   void each(const Type &shape, const std::function<void(const Idx &)> &f);

@@ -66,11 +66,11 @@ public:
                                                  DType t) = 0;
   virtual void vector_store(llvm::Value *ptr, llvm::Value *mask,
                             const std::vector<llvm::Value *> &mem_values) = 0;
-  /// Adds consecutive 16-bit floats of type `t` (f16 or bf16; an even
-  /// count, 4-byte aligned) to memory at `ptr` where `mask` holds, two an
-  /// instruction, returning nothing (a reduction: the old values are not
-  /// wanted); false where the target has no such instruction.
-  virtual bool packed_atomic_add(llvm::Value * /*ptr*/, llvm::Value * /*mask*/,
+  /// Adds consecutive floats of type `t` (f32, f16 or bf16; at most 16
+  /// bytes, aligned to their size, halves in pairs) to memory at `ptr`
+  /// where `mask` holds, as reductions: the old values are not wanted;
+  /// false where the target has no such instruction.
+  virtual bool vector_atomic_add(llvm::Value * /*ptr*/, llvm::Value * /*mask*/,
                                  const std::vector<llvm::Value *> & /*mem_values*/, DType /*t*/) {
     return false;
   }

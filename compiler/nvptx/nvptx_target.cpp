@@ -35,7 +35,7 @@ public:
                                          DType t) override;
   void vector_store(llvm::Value *ptr, llvm::Value *mask,
                     const std::vector<llvm::Value *> &vals) override;
-  bool packed_atomic_add(llvm::Value *ptr, llvm::Value *mask,
+  bool vector_atomic_add(llvm::Value *ptr, llvm::Value *mask,
                          const std::vector<llvm::Value *> &vals, DType t) override;
   void barrier() override;
   llvm::Value *shuffle(Shuffle kind, llvm::Value *v, int amount) override;
@@ -325,30 +325,41 @@ auto NvptxTarget::asm_vector_store(llvm::Value *ptr, llvm::Value *mask,
   b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
 }
 
-auto NvptxTarget::packed_atomic_add(llvm::Value *ptr, llvm::Value *mask,
+auto NvptxTarget::vector_atomic_add(llvm::Value *ptr, llvm::Value *mask,
                                     const std::vector<llvm::Value *> &vals, DType t) -> bool {
-  // red.add.noftz.f16x2 since sm_60, .bf16x2 since sm_90: split-K matmuls
-  // (triton-lang/kernels' SPLIT_K > 1) add their fp16 tiles this way, where
-  // one atom.add.f16 an element, each returning its old value, took longer
-  // than the product.
-  if (t == DType::bf16 ? l_.sm_ < 90 : t != DType::f16 || l_.sm_ < 60)
+  // Split-K matmuls (triton-lang/kernels' SPLIT_K > 1) add their tiles this
+  // way, where an atom.add an element, each returning its old value, took
+  // longer than the product. red.add.noftz.f16x2 since sm_60; bf16x2 and
+  // the vector forms (.v2/.v4 of f32 or of packed halves) since sm_90.
+  const bool half = t == DType::f16 || t == DType::bf16;
+  if ((t != DType::f32 && !half) || l_.sm_ < (t == DType::f16 ? 60 : 90) ||
+      (t == DType::f32 && vals.size() < 2))
     return false;
-  const std::vector<llvm::Value *> words = pack_words(vals);
-  const std::string text =
-      std::string("red.global.add.noftz.") + (t == DType::bf16 ? "bf16x2" : "f16x2") + " [$0], $1;";
-  for (size_t j = 0; j < words.size(); ++j) {
-    std::string cons = "l,r";
-    const std::string pred = guard(mask, 2, &cons);
+  const std::vector<llvm::Value *> words = half ? pack_words(vals) : vals;
+  const size_t per = l_.sm_ >= 90 ? words.size() : 1; // 32-bit words an instruction
+  const std::string type = t == DType::f32 ? "f32" : t == DType::f16 ? "f16x2" : "bf16x2";
+  for (size_t j = 0; j < words.size(); j += per) {
+    std::string regs, cons = "l";
+    std::vector<llvm::Type *> params = {b_.getPtrTy()};
+    std::vector<llvm::Value *> args = {j ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, 4 * j)
+                                         : ptr};
+    for (size_t w = 0; w < per; ++w) {
+      regs += (w ? ", $" : "$") + std::to_string(w + 1);
+      cons += t == DType::f32 ? ",f" : ",r";
+      params.push_back(words[j + w]->getType());
+      args.push_back(words[j + w]);
+    }
+    const std::string pred = guard(mask, per + 1, &cons);
     cons += ",~{memory}";
-    std::vector<llvm::Type *> params = {b_.getPtrTy(), b_.getInt32Ty()};
-    std::vector<llvm::Value *> args = {
-        j ? b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), ptr, 4 * j) : ptr, words[j]};
     if (mask) {
       params.push_back(b_.getInt1Ty());
       args.push_back(mask);
     }
+    const std::string text = pred + "red.global.add." + (half ? "noftz." : "") +
+                             (per > 1 ? "v" + std::to_string(per) + "." : "") + type + " [$0], " +
+                             (per > 1 ? "{" + regs + "}" : regs) + ";";
     auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
-    b_.CreateCall(llvm::InlineAsm::get(fty, pred + text, cons, true), args);
+    b_.CreateCall(llvm::InlineAsm::get(fty, text, cons, true), args);
   }
   return true;
 }
