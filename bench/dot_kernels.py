@@ -146,3 +146,28 @@ def batched_dot_mismatch(a_ptr, b_ptr, c_ptr):
     b = tl.load(b_ptr + tl.arange(0, 4)[:, None, None] * 256 + tl.arange(0, 16)[None, :, None] * 16
                 + tl.arange(0, 16)[None, None, :])
     tl.store(c_ptr + tl.arange(0, 16), tl.sum(tl.sum(tl.dot(a, b), 0), 0))
+
+
+@triton.jit
+def matmul_loaded_offsets(a_ptr, b_ptr, c_ptr, offs_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                          BK: tl.constexpr):
+    # As tutorial 08's grouped GEMM: where the operands start and their
+    # leading dims are read from memory, and tl.multiple_of on the carried
+    # pointers says they stay 16-byte aligned.
+    a_ptr += tl.load(offs_ptr)
+    b_ptr += tl.load(offs_ptr + 1)
+    lda = tl.load(offs_ptr + 2)
+    ldb = tl.load(offs_ptr + 3)
+    rm = tl.program_id(0) * BM + tl.arange(0, BM)
+    rn = tl.program_id(1) * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    a_ptrs = a_ptr + rm[:, None] * lda + rk[None, :]
+    b_ptrs = b_ptr + rk[:, None] * ldb + rn[None, :]
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        tl.multiple_of(a_ptrs, [16, 16])
+        tl.multiple_of(b_ptrs, [16, 16])
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))
+        a_ptrs += BK
+        b_ptrs += BK * ldb
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)

@@ -216,3 +216,13 @@ for n, block in [(1000, 256), (4096, 1024), (4099, 1024), (7, 128)]:
     cases.append(Case("gpu", G, "split_add_halves", [(n + block - 1) // block, 3],
                       dict(x_ptr=f32(n), h_ptr=f"zeros:{n}:f16", b_ptr=f"zeros:{n}:bf16", f_ptr=f"zeros:{n}:f32",
                            n=n, BLOCK=block), ["h_ptr", "b_ptr", "f_ptr"], split_add_ref, exact=True))
+
+# Operands whose start and leading dims are loaded (tutorial 08), aligned by
+# tl.multiple_of hints on the loop-carried pointers: pipelined like any matmul.
+for M, N, Kd in [(128, 128, 256), (256, 128, 64)]:
+    LA, LB = f32(M, Kd).astype(np.float16), f32(Kd, N).astype(np.float16)
+    cases.append(Case("gpu", D, "matmul_loaded_offsets", [M // 128, N // 128],
+                      dict(a_ptr=LA, b_ptr=LB, c_ptr=f"zeros:{M}x{N}:f32",
+                           offs_ptr=np.array([0, 0, Kd, N], np.int32), M=M, N=N, K=Kd, BM=128, BN=128, BK=32),
+                      ["c_ptr"], lambda i: {"c_ptr": i["a_ptr"].astype(np.float64) @ i["b_ptr"].astype(np.float64)},
+                      tol=1e-3))

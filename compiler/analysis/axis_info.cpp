@@ -93,8 +93,10 @@ AxisInfo AxisInfoAnalysis::carried(const ir::Op &loop, size_t i) {
   // what the body computed from a guess that did not hold is forgotten.
   bool settled = false;
   for (int round = 0; round < 4 && !settled; ++round) {
+    // A hint on a carried value (tutorial 08's `tl.multiple_of(b_ptrs,
+    // [16, 16])` in the loop) holds in every iteration.
     for (size_t k = 0; k < n; ++k)
-      memo_[body.args[1 + k]] = cur[k];
+      memo_[body.args[1 + k]] = with_hints(body.args[1 + k], cur[k]);
     std::vector<AxisInfo> next(n);
     settled = true;
     for (size_t k = 0; k < n; ++k) {
@@ -110,16 +112,13 @@ AxisInfo AxisInfoAnalysis::carried(const ir::Op &loop, size_t i) {
     forget(body);
     cur.assign(n, AxisInfo{});
     for (size_t k = 0; k < n; ++k)
-      memo_[body.args[1 + k]] = cur[k];
+      memo_[body.args[1 + k]] = with_hints(body.args[1 + k], cur[k]);
   }
   solving_.erase(&loop);
   return (solved_[&loop] = std::move(cur))[i];
 }
 
-const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
-  if (auto it = memo_.find(v); it != memo_.end())
-    return it->second;
-  AxisInfo a = compute(v);
+AxisInfo AxisInfoAnalysis::with_hints(const ir::Value *v, AxisInfo a) {
   // The kernel's hints (Triton's multiple_of / max_contiguous /
   // max_constancy), where they say more than the analysis found: `% N` of
   // an arange loses the runs that a real kernel then restores this way.
@@ -128,7 +127,13 @@ const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
     a.contig[d] = std::max<int64_t>(a.contig[d], v->facts.max_contiguous[d]);
     a.constancy[d] = std::max<int64_t>(a.constancy[d], v->facts.max_constancy[d]);
   }
-  return memo_[v] = a; // unordered_map keeps references stable
+  return a;
+}
+
+const AxisInfo &AxisInfoAnalysis::get(const ir::Value *v) {
+  if (auto it = memo_.find(v); it != memo_.end())
+    return it->second;
+  return memo_[v] = with_hints(v, compute(v)); // unordered_map keeps references stable
 }
 
 AxisInfo AxisInfoAnalysis::compute(const ir::Value *v) {

@@ -41,6 +41,7 @@ public:
 
 private:
   AxisInfo compute(const ir::Value *v);
+  static AxisInfo with_hints(const ir::Value *v, AxisInfo a);
   void find_loops(const ir::Block &b);
   /// A value a For carries (its i-th): what its start and every value the
   /// body yields for it have in common, found by iterating from the start.
