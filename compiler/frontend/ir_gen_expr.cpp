@@ -590,6 +590,90 @@ Val IrGen::subscript(const Expr &e) {
   return Val::tensor(v);
 }
 
+// The cases of eval with locals of their own, out of line: eval recurses
+// once per level of an expression (990 levels of `x + 1 + ...` are allowed),
+// and its frame would otherwise hold every case's locals at every level
+// (under AddressSanitizer, with redzones, 990 levels overflowed 8 MB).
+Val IrGen::eval_call(const Expr &e) {
+  for (size_t i = 1; i < e.children.size(); ++i)
+    if (e.children[i]->kind == ExprKind::Starred)
+      fail(e.children[i]->loc, "argument unpacking ('*') is not supported inside a @triton.jit "
+                               "function; pass the arguments one by one");
+  for (const Keyword &k : e.keywords)
+    if (k.name.empty())
+      fail(k.loc, "keyword argument unpacking ('**') is not supported inside a @triton.jit "
+                  "function; pass the arguments by name");
+  Val fn = eval(*e.children[0]);
+  CallArgs args;
+  args.expr = &e;
+  for (size_t i = 1; i < e.children.size(); ++i)
+    args.pos.push_back(eval(*e.children[i]));
+  for (const Keyword &k : e.keywords)
+    args.kw.emplace_back(k.name, eval(*k.value));
+  builder().set_loc(e.loc);
+  return call(fn, args, e.loc);
+}
+
+Val IrGen::eval_compare(const Expr &e) {
+  Val left = eval(*e.children[0]);
+  Val result;
+  for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
+    Val right = eval(*e.children[i + 1]);
+    Val r = compare(e.cmp_ops[i], left, right, e.loc);
+    if (i == 0)
+      result = r;
+    else
+      result = r.is_const() && result.is_const()
+                   ? Val::constant(ConstValue::of_bool(result.c.truthy() && r.c.truthy()))
+                   : binop(Op::BitAnd, result, r, e.loc);
+    left = right;
+  }
+  return result;
+}
+
+Val IrGen::eval_boolop(const Expr &e) {
+  // Python semantics on constants (short circuit, yields an operand);
+  // elementwise logical and/or on scalar tensors.
+  Val acc = eval(*e.children[0]);
+  for (size_t i = 1; i < e.children.size(); ++i) {
+    if (acc.is_const()) {
+      const bool t = acc.c.truthy();
+      if ((e.op == Op::And && !t) || (e.op == Op::Or && t))
+        return acc;
+      acc = eval(*e.children[i]);
+      continue;
+    }
+    Val rhs = eval(*e.children[i]);
+    builder().set_loc(e.loc);
+    ir::Value *x = sem().to_bool(to_tensor(acc, "the left operand"));
+    ir::Value *y = sem().to_bool(to_tensor(rhs, "the right operand"));
+    // On blocks elementwise, as Triton's logical_and / logical_or.
+    acc = Val::tensor(sem().binary(e.op == Op::And ? Op::BitAnd : Op::BitOr, {x}, {y}));
+  }
+  return acc;
+}
+
+Val IrGen::eval_ifexp(const Expr &e) {
+  Val test = eval(*e.children[0]);
+  if (test.is_const())
+    return eval(*e.children[test.c.truthy() ? 1 : 2]);
+  // `1.0 if i == target else 0.0` on runtime scalars: Triton branches; both
+  // sides are expressions without side effects here, so a select is the same.
+  ir::Value *cond = to_tensor(test, "the condition");
+  if (cond->type.is_block())
+    fail(e.loc, "a conditional expression needs a scalar condition; use tl.where for blocks");
+  Val a = eval(*e.children[1]), b = eval(*e.children[2]);
+  builder().set_loc(e.loc);
+  return Val::tensor(sem().where(sem().to_bool(cond), to_operand(a, "the true value"),
+                                 to_operand(b, "the false value")));
+}
+
+void IrGen::eval_unsupported(const Expr &e) {
+  fail(e.loc,
+       std::string(describe(e.kind)) + " are not supported inside a @triton.jit function" +
+           (e.kind == ExprKind::Lambda ? "; define a @triton.jit function and call it" : ""));
+}
+
 Val IrGen::eval(const Expr &e) {
   builder().set_loc(e.loc);
   switch (e.kind) {
@@ -607,25 +691,8 @@ Val IrGen::eval(const Expr &e) {
     Val base = eval(*e.children[0]);
     return attribute(base, e.id, e.loc);
   }
-  case ExprKind::Call: {
-    for (size_t i = 1; i < e.children.size(); ++i)
-      if (e.children[i]->kind == ExprKind::Starred)
-        fail(e.children[i]->loc, "argument unpacking ('*') is not supported inside a @triton.jit "
-                                 "function; pass the arguments one by one");
-    for (const Keyword &k : e.keywords)
-      if (k.name.empty())
-        fail(k.loc, "keyword argument unpacking ('**') is not supported inside a @triton.jit "
-                    "function; pass the arguments by name");
-    Val fn = eval(*e.children[0]);
-    CallArgs args;
-    args.expr = &e;
-    for (size_t i = 1; i < e.children.size(); ++i)
-      args.pos.push_back(eval(*e.children[i]));
-    for (const Keyword &k : e.keywords)
-      args.kw.emplace_back(k.name, eval(*k.value));
-    builder().set_loc(e.loc);
-    return call(fn, args, e.loc);
-  }
+  case ExprKind::Call:
+    return eval_call(e);
   case ExprKind::Subscript: return subscript(e);
   case ExprKind::Slice: fail(e.loc, "a slice is only allowed as a tensor index");
   case ExprKind::Tuple:
@@ -641,56 +708,12 @@ Val IrGen::eval(const Expr &e) {
     return binop(e.op, a, b, e.loc);
   }
   case ExprKind::UnaryOp: return unaryop(e.op, eval(*e.children[0]), e.loc);
-  case ExprKind::Compare: {
-    Val left = eval(*e.children[0]);
-    Val result;
-    for (size_t i = 0; i < e.cmp_ops.size(); ++i) {
-      Val right = eval(*e.children[i + 1]);
-      Val r = compare(e.cmp_ops[i], left, right, e.loc);
-      if (i == 0)
-        result = r;
-      else
-        result = r.is_const() && result.is_const()
-                     ? Val::constant(ConstValue::of_bool(result.c.truthy() && r.c.truthy()))
-                     : binop(Op::BitAnd, result, r, e.loc);
-      left = right;
-    }
-    return result;
-  }
-  case ExprKind::BoolOp: {
-    // Python semantics on constants (short circuit, yields an operand);
-    // elementwise logical and/or on scalar tensors.
-    Val acc = eval(*e.children[0]);
-    for (size_t i = 1; i < e.children.size(); ++i) {
-      if (acc.is_const()) {
-        const bool t = acc.c.truthy();
-        if ((e.op == Op::And && !t) || (e.op == Op::Or && t))
-          return acc;
-        acc = eval(*e.children[i]);
-        continue;
-      }
-      Val rhs = eval(*e.children[i]);
-      builder().set_loc(e.loc);
-      ir::Value *x = sem().to_bool(to_tensor(acc, "the left operand"));
-      ir::Value *y = sem().to_bool(to_tensor(rhs, "the right operand"));
-      // On blocks elementwise, as Triton's logical_and / logical_or.
-      acc = Val::tensor(sem().binary(e.op == Op::And ? Op::BitAnd : Op::BitOr, {x}, {y}));
-    }
-    return acc;
-  }
-  case ExprKind::IfExp: {
-    Val test = eval(*e.children[0]);
-    if (test.is_const())
-      return eval(*e.children[test.c.truthy() ? 1 : 2]);
-    // `1.0 if i == target else 0.0` on runtime scalars: Triton branches; both
-    // sides are expressions without side effects here, so a select is the same.
-    ir::Value *cond = to_tensor(test, "the condition");
-    if (cond->type.is_block())
-      fail(e.loc, "a conditional expression needs a scalar condition; use tl.where for blocks");
-    Val a = eval(*e.children[1]), b = eval(*e.children[2]);
-    builder().set_loc(e.loc);
-    return Val::tensor(sem().where(sem().to_bool(cond), to_operand(a, "the true value"), to_operand(b, "the false value")));
-  }
+  case ExprKind::Compare:
+    return eval_compare(e);
+  case ExprKind::BoolOp:
+    return eval_boolop(e);
+  case ExprKind::IfExp:
+    return eval_ifexp(e);
   case ExprKind::Lambda:
   case ExprKind::Dict:
   case ExprKind::Set:
@@ -720,10 +743,7 @@ Val IrGen::eval(const Expr &e) {
   case ExprKind::TypeVar:
   case ExprKind::ParamSpec:
   case ExprKind::TypeVarTuple:
-    // Python the parser takes anywhere, but that a kernel cannot mean.
-    fail(e.loc,
-         std::string(describe(e.kind)) + " are not supported inside a @triton.jit function" +
-             (e.kind == ExprKind::Lambda ? "; define a @triton.jit function and call it" : ""));
+    eval_unsupported(e); // Python the parser takes anywhere, but that a kernel cannot mean
   }
   fail(e.loc, "unsupported expression");
 }

@@ -170,6 +170,11 @@ private:
 
   // expressions (ir_gen_expr.cpp)
   Val eval(const Expr &e);
+  [[gnu::noinline]] Val eval_call(const Expr &e);
+  [[gnu::noinline]] Val eval_compare(const Expr &e);
+  [[gnu::noinline]] Val eval_boolop(const Expr &e);
+  [[gnu::noinline]] Val eval_ifexp(const Expr &e);
+  [[noreturn, gnu::noinline]] void eval_unsupported(const Expr &e);
   Val lookup(const std::string &name, Loc loc);
   /// A module-level name of `mod`, or nullopt when `mod` does not bind it.
   std::optional<Val> module_name(const ModuleInfo &mod, const std::string &name, Loc loc);
