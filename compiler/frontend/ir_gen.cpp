@@ -572,12 +572,7 @@ void IrGen::exec_for(const Stmt &s) {
   if (iter.kind != ExprKind::Call)
     fail(iter.loc, "a for loop must iterate over range(...), tl.range(...) or tl.static_range(...)");
   Val fn = eval(*iter.children[0]);
-  CallArgs args;
-  args.expr = &iter;
-  for (size_t i = 1; i < iter.children.size(); ++i)
-    args.pos.push_back(eval(*iter.children[i]));
-  for (const Keyword &k : iter.keywords)
-    args.kw.emplace_back(k.name, eval(*k.value));
+  CallArgs args = eval_args(iter);
   builder().set_loc(s.loc);
   if (fn.kind == Val::Kind::Builtin && fn.name == "tl.static_range")
     return exec_static_for(s, args);

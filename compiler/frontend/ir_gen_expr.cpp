@@ -604,14 +604,19 @@ Val IrGen::eval_call(const Expr &e) {
       fail(k.loc, "keyword argument unpacking ('**') is not supported inside a @triton.jit "
                   "function; pass the arguments by name");
   Val fn = eval(*e.children[0]);
-  CallArgs args;
-  args.expr = &e;
-  for (size_t i = 1; i < e.children.size(); ++i)
-    args.pos.push_back(eval(*e.children[i]));
-  for (const Keyword &k : e.keywords)
-    args.kw.emplace_back(k.name, eval(*k.value));
+  CallArgs args = eval_args(e);
   builder().set_loc(e.loc);
   return call(fn, args, e.loc);
+}
+
+CallArgs IrGen::eval_args(const Expr &call) {
+  CallArgs args;
+  args.expr = &call;
+  for (size_t i = 1; i < call.children.size(); ++i)
+    args.pos.push_back(eval(*call.children[i]));
+  for (const Keyword &k : call.keywords)
+    args.kw.emplace_back(k.name, eval(*k.value));
+  return args;
 }
 
 Val IrGen::eval_compare(const Expr &e) {

@@ -171,6 +171,8 @@ private:
   // expressions (ir_gen_expr.cpp)
   Val eval(const Expr &e);
   [[gnu::noinline]] Val eval_call(const Expr &e);
+  /// A call's arguments, positional and by keyword, evaluated in order.
+  CallArgs eval_args(const Expr &call);
   [[gnu::noinline]] Val eval_compare(const Expr &e);
   [[gnu::noinline]] Val eval_boolop(const Expr &e);
   [[gnu::noinline]] Val eval_ifexp(const Expr &e);
