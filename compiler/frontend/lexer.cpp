@@ -212,19 +212,26 @@ void Lexer::fail(Loc loc, std::string message) const {
   throw source_.error(loc, std::move(message));
 }
 
-void Lexer::push(Token token, size_t begin) {
+Token &Lexer::emit(TokenKind kind, Loc loc, size_t begin) {
+  Token &token = tokens_.emplace_back(kind, loc);
   token.begin = static_cast<uint32_t>(begin);
   token.end = static_cast<uint32_t>(pos_);
   prev_end_ = here();
   prev_end_offset_ = pos_;
   line_has_tokens_ = true;
-  tokens_.push_back(std::move(token));
+  return token;
+}
+
+void Lexer::push(Token token, size_t begin) {
+  Token &placed = emit(token.kind, token.loc, begin);
+  placed.text = std::move(token.text);
+  placed.int_value = token.int_value;
+  placed.float_value = token.float_value;
+  placed.big_int = token.big_int;
 }
 
 void Lexer::push_op(std::string_view op, size_t begin, Loc loc) {
-  Token token(TokenKind::Op, loc);
-  token.text = op;
-  push(std::move(token), begin);
+  emit(TokenKind::Op, loc, begin).text = op;
 }
 
 void Lexer::push_marker(TokenKind kind, Loc loc, size_t offset) {
@@ -330,9 +337,7 @@ void Lexer::read_token() {
       read_string(begin, loc, word);
       return;
     }
-    Token token(TokenKind::Name, loc);
-    token.text = word;
-    push(std::move(token), begin);
+    emit(TokenKind::Name, loc, begin).text = word;
   } else if (is_digit(c) || (c == '.' && is_digit(peek(1)))) {
     read_number(begin, loc);
   } else if (c == '\'' || c == '"') {

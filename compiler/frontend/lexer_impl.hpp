@@ -71,6 +71,9 @@ private:
   }
   [[noreturn]] void fail(Loc loc, std::string message) const;
 
+  /// The next token, built in place in the vector: a Token is 80 bytes,
+  /// and building one aside cost a move into the argument and another in.
+  Token &emit(TokenKind kind, Loc loc, size_t begin);
   void push(Token token, size_t begin);
   void push_op(std::string_view op, size_t begin, Loc loc);
   void push_marker(TokenKind kind, Loc loc, size_t offset);
