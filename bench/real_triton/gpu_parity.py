@@ -150,14 +150,122 @@ CASES = [
     tlk_matmul_case(2048, 2048, 4000, False, False, 2, "tl.float16"),
 ] + CASES
 
+# More kernels as their repositories launch them (grids and meta-parameters
+# from each file's own host wrapper), chosen for what they exercise: in-place
+# updates ("io": random inputs compared after the launch), 2-D reductions,
+# scans, Philox random numbers, libdevice math, fp8 in and out, int64 labels
+# ("idx": integers in [0, high)).
+LIGER = "linkedin__Liger-Kernel/src/liger_kernel/ops/"
+BT, VOCAB = 1024, 32000
+SEQ, QH, KH, HD = 2048, 32, 8, 128
+CASES = CASES + [
+    (LIGER + "rope.py", "_triton_rope", (2 * SEQ,),
+     dict(q_ptr=("io", (2 * SEQ, QH * HD), "bf16"), q_row_stride=QH * HD, k_ptr=("io", (2 * SEQ, KH * HD), "bf16"),
+          k_row_stride=KH * HD, cos=("in", (SEQ, HD), "f32"), cos_row_stride=HD, sin=("in", (SEQ, HD), "f32"),
+          sin_row_stride=HD, sl=SEQ, bs=2, cos_bs=1, n_qh=QH, n_kh=KH, hd=HD, pad_n_qh=QH, pad_n_kh=KH, pad_hd=HD,
+          BLOCK_SIZE=HD, BACKWARD_PASS=False), dict()),
+    (LIGER + "jsd.py", "_jsd_kernel", (BT,),
+     dict(X_ptr=("in", (BT, VOCAB), "f32"), X_stride=VOCAB, Y_ptr=("in", (BT, VOCAB), "f32"), Y_stride=VOCAB,
+          loss_ptr=("out", (BT, VOCAB), "f32"), loss_stride=VOCAB, dX_ptr=("out", (BT, VOCAB), "f32"),
+          dX_stride=VOCAB, label_ptr=("in", (1,), "f32"), beta=0.5, n_non_ignore=BT, ignore_index=-100,
+          n_cols=VOCAB, BLOCK_SIZE=32768, HAS_LABEL=False), dict()),
+    (LIGER + "group_norm.py", "_group_norm_forward_kernel", (32, 32),
+     dict(Y_ptr=("out", (32, 32, 8192), "f32"), Y_row_stride=32 * 8192, Y_col_stride=8192,
+          X_ptr=("in", (32, 32, 8192), "f32"), X_row_stride=32 * 8192, X_col_stride=8192,
+          Mean_ptr=("out", (32, 32), "f32"), Mean_row_stride=32, Mean_col_stride=1,
+          RSTD_ptr=("out", (32, 32), "f32"), RSTD_row_stride=32, RSTD_col_stride=1, W_ptr=("in", (256,), "f32"),
+          B_ptr=("in", (256,), "f32"), hidden_size=8192, channels_per_group=8, eps=1e-5, BLOCK_SIZE=8192), dict()),
+    (LIGER + "fused_add_rms_norm.py", "_fused_add_rms_norm_forward_kernel", (ROWS,),
+     dict(Y_ptr=("out", (ROWS, COLS), "bf16"), Y_row_stride=COLS, S_ptr=("out", (ROWS, COLS), "bf16"),
+          S_row_stride=COLS, X_ptr=("in", (ROWS, COLS), "bf16"), X_row_stride=COLS, R_ptr=("in", (ROWS, COLS), "bf16"),
+          R_row_stride=COLS, W_ptr=("in", (COLS,), "bf16"), W_row_stride=1, RSTD_ptr=("out", (ROWS,), "f32"),
+          RSTD_row_stride=1, n_cols=COLS, eps=1e-6, offset=0.0, casting_mode=0, BLOCK_SIZE=4096), dict(num_warps=8)),
+    (LIGER + "dyt.py", "_dyt_fwd_kernel", (COLS // 2048, ROWS),
+     dict(X=("in", (ROWS, COLS), "bf16"), Y=("out", (ROWS, COLS), "bf16"), Alpha=("in", (1,), "f32"),
+          Gamma=("in", (COLS,), "bf16"), Beta=("in", (COLS,), "bf16"), HAVE_BETA=True, N=COLS, BLOCK_N=2048),
+     dict(num_warps=8)),
+    (LIGER + "tvd.py", "_tv_distance_kernel", (BT,),
+     dict(p_ptr=("prob", (BT, VOCAB), "f32"), p_stride=VOCAB, q_ptr=("prob", (BT, VOCAB), "f32"), q_stride=VOCAB,
+          loss_ptr=("out", (BT,), "f32"), loss_stride=1, grads_ptr=("out", (BT, VOCAB), "f32"), grads_stride=VOCAB,
+          label_ptr=("in", (1,), "f32"), ignore_index=-100, n_cols=VOCAB, scale=1.0 / BT, BLOCK_SIZE=16384,
+          HAS_LABEL=False, reduction=3), dict(num_warps=16)),
+    ("Dao-AILab__flash-attention/flash_attn/ops/triton/rotary.py", "rotary_kernel", (QH // 2, SEQ // 8, 2),
+     dict(OUT=("out", (2, SEQ, QH, HD), "bf16"), X=("in", (2, SEQ, QH, HD), "bf16"), COS=("in", (SEQ, HD // 2), "bf16"),
+          SIN=("in", (SEQ, HD // 2), "bf16"), CU_SEQLENS=None, SEQLEN_OFFSETS=0, seqlen=SEQ, nheads=QH, seqlen_ro=SEQ,
+          stride_out_batch=SEQ * QH * HD, stride_out_seqlen=QH * HD, stride_out_nheads=HD, stride_out_headdim=1,
+          stride_x_batch=SEQ * QH * HD, stride_x_seqlen=QH * HD, stride_x_nheads=HD, stride_x_headdim=1,
+          ROTARY_DIM=HD, IS_SEQLEN_OFFSETS_TENSOR=False, IS_VARLEN=False, INTERLEAVED=False, CONJUGATE=False,
+          BLOCK_H=2, BLOCK_M=8), dict()),
+    ("Dao-AILab__flash-attention/flash_attn/ops/triton/cross_entropy.py", "cross_entropy_fwd_kernel", (BT,),
+     dict(loss_ptr=("out", (BT,), "f32"), lse_ptr=("out", (BT,), "f32"), z_loss_ptr=("out", (BT,), "f32"),
+          logits_ptr=("in", (BT, VOCAB), "bf16"), labels_ptr=("idx", (BT,), "i64", VOCAB), smoothing=0.0,
+          logit_scale=1.0, lse_square_scale=0.0, ignore_index=-100, total_classes=VOCAB, class_start_idx=0,
+          n_cols=VOCAB, logits_row_stride=VOCAB, BLOCK_SIZE=32768, HAS_SMOOTHING=False, SPLIT=False,
+          PRECOMPUTED_LSE=False), dict(num_warps=16)),
+    ("unslothai__unsloth/unsloth/kernels/rope_embedding.py", "_rope_embedding", (2 * SEQ, QH // 4),
+     dict(Q=("io", (2 * SEQ, QH * HD), "bf16"), Q_row_stride=QH * HD, cos=("in", (SEQ, HD // 2), "bf16"),
+          cos_row_stride=HD // 2, sin=("in", (SEQ, HD // 2), "bf16"), sin_row_stride=HD // 2, seqlen=SEQ,
+          head_dim=HD, n_heads=QH, BACKWARD_PASS=False, BLOCK_SIZE=HD // 2), dict()),
+    ("state-spaces__mamba/mamba_ssm/ops/triton/layernorm_gated.py", "_layer_norm_fwd_1pass_kernel", (ROWS, 2),
+     dict(X=("in", (ROWS, COLS), "bf16"), Y=("out", (ROWS, COLS), "bf16"), W=("in", (COLS,), "bf16"),
+          B=("in", (COLS,), "bf16"), Z=("in", (ROWS, COLS), "bf16"), Mean=("out", (2, ROWS), "f32"),
+          Rstd=("out", (2, ROWS), "f32"), stride_x_row=COLS, stride_y_row=COLS, stride_z_row=COLS, M=ROWS,
+          N=COLS // 2, eps=1e-6, BLOCK_N=2048, HAS_BIAS=True, HAS_Z=True, NORM_BEFORE_GATE=False,
+          IS_RMS_NORM=False), dict(num_warps=8)),
+    ("fla-org__flash-linear-attention/fla/modules/l2norm.py", "l2norm_fwd_kernel", (8 * SEQ * QH // 16,),
+     dict(x=("in", (8 * SEQ * QH, HD), "bf16"), y=("out", (8 * SEQ * QH, HD), "bf16"),
+          rstd=("out", (8 * SEQ * QH,), "f32"), eps=1e-6, T=8 * SEQ * QH, D=HD, BD=HD, NB=64, BT=16),
+     dict(num_warps=4)),
+    ("fla-org__flash-linear-attention/fla/ops/utils/cumsum.py", "chunk_local_cumsum_scalar_kernel", (SEQ // 64, 8 * QH),
+     dict(s=("in", (8, SEQ, QH), "f32"), o=("out", (8, SEQ, QH), "f32"), scale=None, cu_seqlens=None,
+          chunk_indices=None, T=SEQ, B=8, H=QH, BT=64, REVERSE=False, HAS_SCALE=False, IS_VARLEN=False), dict()),
+    ("InternLM__lmdeploy/lmdeploy/pytorch/kernels/cuda/activation.py", "_silu_and_mul_kernel", (22, 2112),
+     dict(gateup_ptr=("in", (ROWS, 2 * 11008), "bf16"), out_ptr=("out", (ROWS, 11008), "bf16"), N=11008, M=ROWS,
+          stride_gum=2 * 11008, stride_gun=1, stride_om=11008, stride_on=1, BLOCK_SIZE_N=512),
+     dict(num_warps=4, num_stages=1)),
+    ("triton-lang__triton/python/tutorials/04-low-memory-dropout.py", "_seeded_dropout", (ROWS * COLS // 1024,),
+     dict(x_ptr=("in", (ROWS * COLS,), "f32"), output_ptr=("out", (ROWS * COLS,), "f32"), n_elements=ROWS * COLS,
+          p=0.5, seed=123, BLOCK_SIZE=1024), dict()),
+    ("deepseek-ai__DeepSeek-V3/inference/kernel.py", "act_quant_kernel", (ROWS * 7168 // 128,),
+     dict(x_ptr=("in", (ROWS, 7168), "bf16"), y_ptr=("out", (ROWS, 7168), "fp8"), s_ptr=("out", (ROWS, 56), "f32"),
+          BLOCK_SIZE=128, scale_fmt="ue8m0"), dict()),
+    ("deepseek-ai__DeepSeek-V3/inference/kernel.py", "weight_dequant_kernel", (7168 // 128, 2048 // 128),
+     dict(x_ptr=("in", (7168, 2048), "fp8"), s_ptr=("in", (56, 16), "f32"), y_ptr=("out", (7168, 2048), "bf16"),
+          M=7168, N=2048, BLOCK_SIZE=128), dict()),
+    ("deepseek-ai__DeepSeek-V3/inference/kernel.py", "fp8_gemm_kernel", (ROWS // 64, 7168 // 128),
+     dict(a_ptr=("in", (ROWS, 2048), "fp8"), b_ptr=("in", (7168, 2048), "fp8"), c_ptr=("out", (ROWS, 7168), "bf16"),
+          a_s_ptr=("in", (ROWS, 16), "f32"), b_s_ptr=("in", (56, 16), "f32"), M=ROWS, N=7168, K=2048,
+          BLOCK_SIZE_M=64, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128), dict(num_warps=8, num_stages=4)),
+]
+
 NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
-TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4}
+# fp8: one unit in the last place of e4m3 (Triton divides with div.full.f32,
+# so a quotient at a rounding boundary may land one code away).
+TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4, "fp8": 0.15, "i64": 0}
 
 
 def bf16_bits(a):
     """float32 -> bfloat16 bit patterns, round to nearest even."""
     u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
     return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+# Bit patterns: NumPy has neither bfloat16 nor float8.
+BITS = {"bf16": np.uint16, "fp8": np.uint8}
+SUFFIX = {"bf16": ":bf16", "fp8": ":fp8e4nv"}
+
+
+def random_data(kind, shape, dt, rng, high):
+    if kind == "idx":
+        return rng.integers(0, high, shape).astype(NP[dt])
+    if kind == "prob":
+        x = rng.random(shape).astype(np.float32) + 1e-3
+        return (x / x.sum(-1, keepdims=True)).astype(np.float32)
+    if dt == "fp8":  # every e4m3 code but the two NaNs (0x7F, 0xFF)
+        b = rng.integers(0, 256, shape).astype(np.uint8)
+        return np.where((b & 0x7F) == 0x7F, np.uint8(0), b)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return bf16_bits(x) if dt == "bf16" else x.astype(NP[dt])
 
 
 def make_inputs(case, rng, tmp):
@@ -167,18 +275,14 @@ def make_inputs(case, rng, tmp):
         if isinstance(v, tuple):
             kind, shape, dt = v[:3]
             if kind == "out":
-                data = np.zeros(shape, np.uint16 if dt == "bf16" else NP[dt])
-            elif kind == "prob":
-                x = rng.random(shape).astype(np.float32) + 1e-3
-                data = (x / x.sum(-1, keepdims=True)).astype(np.float32)
+                data = np.zeros(shape, BITS.get(dt) or NP[dt])
             else:
-                x = rng.standard_normal(shape).astype(np.float32)
-                data = bf16_bits(x) if dt == "bf16" else x.astype(NP[dt])
+                data = random_data(kind, shape, dt, rng, v[3] if kind == "idx" else None)
             arrays[name] = (kind, dt, data)
             path = os.path.join(tmp, f"{kernel}_{name}.npy")
             np.save(path, data)
-            tensor = f"@{path}" + (":bf16" if dt == "bf16" else "")
-            if len(v) == 4:  # a tensor descriptor with this block shape
+            tensor = f"@{path}" + SUFFIX.get(dt, "")
+            if len(v) == 4 and kind != "idx":  # a tensor descriptor with this block shape
                 tensor = f"tensordesc({tensor}, [{', '.join(map(str, v[3]))}])"
             words.append(f"{name}={tensor}")
         else:
@@ -186,9 +290,14 @@ def make_inputs(case, rng, tmp):
     return arrays, words
 
 
+def compared(v):
+    """Whether an argument is read back after the launch: outputs and in-place updates."""
+    return isinstance(v, tuple) and v[0] in ("out", "io")
+
+
 def run_kiln(kiln, root, case, words, tmp, repeat, backend):
     file, kernel, grid, args, opts = case
-    outs = [n for n, v in args.items() if isinstance(v, tuple) and v[0] == "out"]
+    outs = [n for n, v in args.items() if compared(v)]
     cmd = [kiln, "run", os.path.join(root, file), kernel, "--backend", backend, "--grid", ",".join(map(str, grid)),
            "--repeat", str(repeat), "--json"] + words
     if "num_warps" in opts:
@@ -248,6 +357,8 @@ def run_triton(root, case, arrays, repeat):
             t = torch.from_numpy(data.copy()).cuda()
             if dt == "bf16":
                 t = t.view(torch.bfloat16)
+            elif dt == "fp8":
+                t = t.view(torch.float8_e4m3fn)
             tensors[name] = t
             call.append(TensorDescriptor.from_tensor(t, list(v[3])) if len(v) == 4 else t)
         else:  # "tl.float32": the dtype object, as host code passes it
@@ -256,8 +367,9 @@ def run_triton(root, case, arrays, repeat):
     kwargs = dict(zip(args.keys(), call))
     fn[grid](**kwargs, **opts)
     torch.cuda.synchronize()
-    outs = {n: tensors[n].view(torch.uint16).cpu().numpy() if arrays[n][1] == "bf16" else tensors[n].cpu().numpy()
-            for n, (kind, _, _) in arrays.items() if kind == "out"}
+    bits = {"bf16": torch.uint16, "fp8": torch.uint8}
+    outs = {n: (tensors[n].view(bits[dt]) if dt in bits else tensors[n]).cpu().numpy()
+            for n, (kind, dt, _) in arrays.items() if kind in ("out", "io")}
     # As `kiln run --repeat` does: every timed launch starts from the inputs
     # copied in again (same L2 state on both sides).
     host = {n: tensors[n].cpu() for n in tensors}
@@ -278,9 +390,20 @@ def run_triton(root, case, arrays, repeat):
     return outs, float(np.median(times)), burst
 
 
+def fp8e4m3_values():
+    """The value of each e4m3fn code (the two NaN codes read as 0)."""
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    exp, man = (codes >> 3) & 0xF, codes & 7
+    mag = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7.0))
+    return np.where((codes & 0x7F) == 0x7F, 0.0, sign * mag).astype(np.float32)
+
+
 def as_float(a, dt):
     if dt == "bf16":
         return (a.astype(np.uint32) << 16).view(np.float32)
+    if dt == "fp8":
+        return fp8e4m3_values()[a]
     return a.astype(np.float32)
 
 
@@ -291,7 +414,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--json")
     ap.add_argument("--backend", default="cuda", help="cpu: a dry run of the kiln side only")
-    ap.add_argument("--filter", default="", help="only cases whose label (repo:file:kernel) holds this")
+    ap.add_argument("--filter", default="", help="only cases whose label (repo:file:kernel) holds one of these (comma-separated)")
     a = ap.parse_args()
     rng = np.random.default_rng(0)
     tmp = tempfile.mkdtemp(prefix="kiln_parity_")
@@ -303,7 +426,7 @@ def main():
     for case in CASES:
         file, kernel = case[0], case[1]
         label = f"{file.split('/')[0].split('__')[1]}:{os.path.basename(file)}:{kernel}"
-        if a.filter not in label:
+        if not any(f in label for f in a.filter.split(",")):
             continue
         try:
             arrays, words = make_inputs(case, rng, tmp)
@@ -315,7 +438,7 @@ def main():
             k_us, k_burst = float(report["launch_us"]), float(report.get("burst_us", 0.0))
             worst, ok = 0.0, True
             for n, (kind, dt, _) in arrays.items():
-                if kind != "out":
+                if kind not in ("out", "io"):
                     continue
                 g, w = as_float(kouts[n], dt).reshape(-1), as_float(touts[n], dt).reshape(-1)
                 err = float(np.max(np.abs(g - w) / (1 + np.abs(w))))
