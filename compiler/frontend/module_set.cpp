@@ -80,11 +80,18 @@ std::optional<std::string> find_module_file(const std::string &importer_path, co
 }
 
 void ModuleSet::add(const std::string &path, ModuleInfo *m) {
-  std::error_code ec;
-  modules_[fs::weakly_canonical(fs::path(path), ec).string()] = m;
+  // Made canonical only when an import first asks (load): a kernel file that
+  // imports no file of its own pays no readlink per component of its path
+  // (four syscalls for /work/shared/kernels/x.py, a twentieth of a disk hit).
+  unresolved_.emplace_back(path, m);
 }
 
 const ModuleInfo &ModuleSet::load(const std::string &path) {
+  for (const auto &[p, m] : unresolved_) {
+    std::error_code ec;
+    modules_[fs::weakly_canonical(fs::path(p), ec).string()] = m;
+  }
+  unresolved_.clear();
   if (auto it = modules_.find(path); it != modules_.end())
     return *it->second;
   auto file = std::make_shared<const SourceFile>(path, read_source_file(path, "module"));

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace kiln::frontend {
@@ -43,7 +44,8 @@ public:
 
 private:
   std::vector<std::string> search_path_;
-  std::map<std::string, ModuleInfo *> modules_;
+  std::map<std::string, ModuleInfo *> modules_;                  ///< by canonical path
+  std::vector<std::pair<std::string, ModuleInfo *>> unresolved_; ///< added, not yet in modules_
   std::vector<std::shared_ptr<ModuleInfo>> owned_;
 };
 
