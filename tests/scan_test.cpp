@@ -97,6 +97,26 @@ def cat_topk_swizzle(x_ptr, cat_ptr, top_ptr, sw_ptr, N: tl.constexpr, K: tl.con
     i, j = tl.swizzle2d(pid // 6, pid % 6, 5, 6, 2)
     tl.store(sw_ptr + pid * 2, i)
     tl.store(sw_ptr + pid * 2 + 1, j)
+
+
+@triton.jit
+def positional(x_ptr, xs_ptr, s_ptr, m_ptr, a_ptr, c_ptr):
+    # keep_dims (and return_indices, reverse) by position, as lmdeploy's
+    # bitonic sort calls tl.xor_sum(ix, axis, True).
+    offs = tl.arange(0, 8)
+    x = tl.load(x_ptr + offs)
+    h = tl.reshape(x, [2, 2, 2])
+    tl.store(xs_ptr + offs, tl.reshape(tl.broadcast_to(tl.xor_sum(h, 2, True), (2, 2, 2)), [8]))
+    tl.store(s_ptr + offs, tl.reshape(tl.broadcast_to(h.sum(2, True), (2, 2, 2)), [8]))
+    tl.store(m_ptr + offs, tl.reshape(tl.broadcast_to(tl.max(h, 2, False, True, True), (2, 2, 2)), [8]))
+    tl.store(a_ptr + offs, tl.reshape(tl.broadcast_to(tl.argmax(h, 2, True, True), (2, 2, 2)), [8]))
+    tl.store(c_ptr + offs, tl.cumsum(x, 0, True))
+
+
+@triton.jit
+def too_many(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(x_ptr, tl.sum(x, 0, False, tl.int32, 5))
 )";
 
 } // namespace
@@ -231,4 +251,27 @@ TEST_CASE("scan: on the cuda target, a sort of a loaded block goes through share
   const kiln::CompiledKernel k =
       m.kernel("sort_flip").impl()->compile_only(args, kiln::compiler::Target::cuda(90));
   CHECK(k.stages.at("ptx").find(".shared") != std::string::npos);
+}
+
+TEST_CASE("scan: reductions and scans read keep_dims, return_indices and reverse by position, as "
+          "Triton's signatures place them") {
+  kiln::Module m = kiln::Module::from_string(kScan, "scan.py");
+  const std::vector<int32_t> x = {1, 2, 4, 8, 16, 32, 64, 3};
+  std::vector<int32_t> xs(8), s(8), mx(8), am(8), cs(8);
+  m.kernel("positional")[{1}](x.data(), xs.data(), s.data(), mx.data(), am.data(), cs.data());
+  int32_t suffix = 0;
+  for (int i = 7; i >= 0; --i)
+    cs[i] -= (suffix += x[i]); // reverse cumsum: each entry the sum from it to the end
+  for (int i = 0; i < 8; ++i) {
+    const int32_t a = x[i & ~1], b = x[i | 1]; // the pair along the innermost axis
+    CHECK(xs[i] == (a ^ b));
+    CHECK(s[i] == a + b);
+    CHECK(mx[i] == std::max(a, b));
+    CHECK(am[i] == (b > a ? 1 : 0));
+    CHECK(cs[i] == 0);
+  }
+  std::vector<int32_t> y(8);
+  CHECK_THROWS_WITH_AS(m.kernel("too_many")[{1}](y.data()),
+                       doctest::Contains("tl.sum takes 4 arguments but 5 were given"),
+                       kiln::CompileError);
 }

@@ -330,20 +330,32 @@ Type sum_type(const Type &t) {
   return t.element();
 }
 
-Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn) {
+/// Where a reduction's keep_dims and dtype sit among its positional
+/// parameters, as in Triton's signatures: sum(input, axis, keep_dims, dtype),
+/// xor_sum(input, axis, keep_dims), max(input, axis, return_indices,
+/// return_indices_tie_break_left, keep_dims), argmax(input, axis,
+/// tie_break_left, keep_dims). kNoPosition: keyword only.
+struct ReduceParams {
+  size_t keep_dims;
+  size_t dtype = kNoPosition;
+  static constexpr size_t kNoPosition = 99;
+};
+constexpr ReduceParams kSumParams{2, 3}, kXorSumParams{2}, kMinMaxParams{4}, kArgParams{3};
+
+Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn, ReduceParams params) {
   ir::Value *x = tensor_arg(g, a, 0, "input", fn);
   if (!x->type.is_block())
     return Val::tensor(x);
   bool none = false;
   int axis = axis_arg(g, a, 1, fn, x->type.rank, true, &none);
-  const bool keep_dims = bool_kwarg(g, a, 99, "keep_dims", false);
+  const bool keep_dims = bool_kwarg(g, a, params.keep_dims, "keep_dims", false);
   const int orig_rank = x->type.rank;
   if (none && x->type.rank > 1)
     x = g.sem().reshape(x, {x->type.numel()});
   Type elem = x->type.element();
   if (kind == ir::ReduceOp::Sum || kind == ir::ReduceOp::Prod) {
     Type t = sum_type(elem);
-    if (const Val *dt = optional_arg(a, 99, "dtype"))
+    if (const Val *dt = optional_arg(a, params.dtype, "dtype"))
       t = g.const_dtype(*dt, "the dtype");
     x = g.sem().cast(x, t);
     elem = t;
@@ -368,20 +380,31 @@ Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn) {
   return Val::tensor(r);
 }
 
-Val tl_sum(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Sum, "tl.sum"); }
-Val tl_prod(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Prod, "tl.prod"); }
-Val tl_xor_sum(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::Xor, "tl.xor_sum"); }
-Val tl_argmax(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::ArgMax, "tl.argmax"); }
-Val tl_argmin(IrGen &g, CallArgs &a) { return reduce(g, a, ir::ReduceOp::ArgMin, "tl.argmin"); }
+Val tl_sum(IrGen &g, CallArgs &a) {
+  return reduce(g, a, ir::ReduceOp::Sum, "tl.sum", kSumParams);
+}
+Val tl_prod(IrGen &g, CallArgs &a) {
+  return reduce(g, a, ir::ReduceOp::Prod, "tl.prod", kSumParams);
+}
+Val tl_xor_sum(IrGen &g, CallArgs &a) {
+  return reduce(g, a, ir::ReduceOp::Xor, "tl.xor_sum", kXorSumParams);
+}
+Val tl_argmax(IrGen &g, CallArgs &a) {
+  return reduce(g, a, ir::ReduceOp::ArgMax, "tl.argmax", kArgParams);
+}
+Val tl_argmin(IrGen &g, CallArgs &a) {
+  return reduce(g, a, ir::ReduceOp::ArgMin, "tl.argmin", kArgParams);
+}
 
 Val minmax_reduce(IrGen &g, CallArgs &a, bool is_max) {
   const char *fn = is_max ? "tl.max" : "tl.min";
+  const ir::ReduceOp value = is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min;
   if (bool_kwarg(g, a, 2, "return_indices", false)) {
-    Val v = reduce(g, a, is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min, fn);
-    Val i = reduce(g, a, is_max ? ir::ReduceOp::ArgMax : ir::ReduceOp::ArgMin, fn);
+    Val v = reduce(g, a, value, fn, kMinMaxParams);
+    Val i = reduce(g, a, is_max ? ir::ReduceOp::ArgMax : ir::ReduceOp::ArgMin, fn, kMinMaxParams);
     return Val::tuple({v, i});
   }
-  return reduce(g, a, is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min, fn);
+  return reduce(g, a, value, fn, kMinMaxParams);
 }
 Val tl_max(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, true); }
 Val tl_min(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, false); }
@@ -397,7 +420,15 @@ Val scan(IrGen &g, CallArgs &a, ir::ScanOp kind, const char *fn) {
     axis = axis_arg(g, a, 1, fn, x->type.rank, false, &none);
   // reverse=True: the scan of the flipped block, flipped back.
   const bool reverse = bool_kwarg(g, a, 2, "reverse", false);
-  x = g.sem().cast(x, sum_type(x->type.element()));
+  // As Triton's cumsum / cumprod: bf16 scans in fp32, narrow integers in
+  // 32 bits, and cumsum's dtype= wins over both.
+  Type t = sum_type(x->type.element());
+  if (t.elem == DType::bf16)
+    t = Type::scalar(DType::f32);
+  if (kind == ir::ScanOp::Sum)
+    if (const Val *dt = optional_arg(a, 3, "dtype"))
+      t = g.const_dtype(*dt, "the dtype");
+  x = g.sem().cast(x, t);
   if (reverse)
     x = flip_along(g, x, axis);
   ir::Op *op = g.builder().create(OpKind::Scan, {x}, {x->type}, static_cast<uint8_t>(kind));
@@ -1000,7 +1031,9 @@ const HandlerTable &handlers() {
 const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
   using P = std::vector<const char *>;
   static const P x{"x"}, xy{"x", "y"}, atomic_rmw{"pointer", "val", "mask", "sem", "scope"},
-      hint{"input", "values"};
+      hint{"input", "values"},
+      minmax{"input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"},
+      arg_reduce{"input", "axis", "tie_break_left", "keep_dims"};
   static const std::unordered_map<std::string, P> table = {
       {"tl.program_id", {"axis"}},
       {"tl.num_programs", {"axis"}},
@@ -1052,6 +1085,19 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
       {"tl.dot",
        {"input", "other", "acc", "input_precision", "allow_tf32", "max_num_imprecise_acc",
         "out_dtype"}},
+      // Reductions and scans as triton.language.standard declares them: a
+      // positional keep_dims is the third or a later argument, never ignored.
+      {"tl.sum", {"input", "axis", "keep_dims", "dtype"}},
+      {"tl.prod", {"input", "axis", "keep_dims", "dtype"}},
+      {"tl.xor_sum", {"input", "axis", "keep_dims"}},
+      {"tl.max", minmax},
+      {"tl.min", minmax},
+      {"tl.argmax", arg_reduce},
+      {"tl.argmin", arg_reduce},
+      {"tl.reduce", {"input", "axis", "combine_fn", "keep_dims"}},
+      {"tl.cumsum", {"input", "axis", "reverse", "dtype"}},
+      {"tl.cumprod", {"input", "axis", "reverse"}},
+      {"tl.associative_scan", {"input", "axis", "combine_fn", "reverse"}},
       {"tl.cdiv", {"x", "div"}},
       {"triton.next_power_of_2", {"n"}},
       {"tl.multiple_of", hint},
