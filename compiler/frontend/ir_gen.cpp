@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <utility>
 
 namespace kiln::frontend {
@@ -81,6 +82,14 @@ bool Val::same_as(const Val &o) const {
 }
 
 const Val *CallArgs::find(size_t index, const char *name) const {
+  if (signature) {
+    const auto p = std::find_if(signature->begin(), signature->end(),
+                                [&](const char *n) { return std::string_view(n) == name; });
+    if (p == signature->end() || static_cast<size_t>(p - signature->begin()) != index)
+      throw std::logic_error("kiln bug: " + callee + " reads its argument '" + name +
+                             "' at position " + std::to_string(index) +
+                             ", which its signature does not place there");
+  }
   if (index < pos.size())
     return &pos[index];
   for (const auto &[k, v] : kw)

@@ -1033,7 +1033,8 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
   static const P x{"x"}, xy{"x", "y"}, atomic_rmw{"pointer", "val", "mask", "sem", "scope"},
       hint{"input", "values"},
       minmax{"input", "axis", "return_indices", "return_indices_tie_break_left", "keep_dims"},
-      arg_reduce{"input", "axis", "tie_break_left", "keep_dims"};
+      arg_reduce{"input", "axis", "tie_break_left", "keep_dims"},
+      random{"seed", "offset", "n_rounds"};
   static const std::unordered_map<std::string, P> table = {
       {"tl.program_id", {"axis"}},
       {"tl.num_programs", {"axis"}},
@@ -1098,6 +1099,32 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
       {"tl.cumsum", {"input", "axis", "reverse", "dtype"}},
       {"tl.cumprod", {"input", "axis", "reverse"}},
       {"tl.associative_scan", {"input", "axis", "combine_fn", "reverse"}},
+      {"tl.cat", {"input", "other", "can_reorder"}},
+      {"tl.flip", {"x", "dim"}},
+      {"tl.sort", {"x", "dim", "descending"}},
+      {"tl.topk", {"x", "k", "dim"}},
+      {"tl.gather", {"src", "index", "axis"}},
+      {"tl.histogram", {"input", "num_bins", "mask"}},
+      {"tl.interleave", {"a", "b"}},
+      {"tl.join", {"a", "b"}},
+      {"tl.split", {"a"}},
+      {"tl.ravel", {"x", "can_reorder"}},
+      {"tl.softmax", {"x", "dim", "keep_dims", "ieee_rounding"}},
+      {"tl.swizzle2d", {"i", "j", "size_i", "size_j", "size_g"}},
+      {"tl.advance", {"base", "offsets"}},
+      {"tl.make_block_ptr", {"base", "shape", "strides", "offsets", "block_shape", "order"}},
+      {"tl.make_tensor_descriptor", {"base", "shape", "strides", "block_shape", "padding_option"}},
+      {"tl.load_tensor_descriptor", {"desc", "offsets"}},
+      {"tl.store_tensor_descriptor", {"desc", "offsets", "value"}},
+      {"tl.rand", random},
+      {"tl.randn", random},
+      {"tl.randint", random},
+      {"tl.rand4x", random},
+      {"tl.randn4x", random},
+      {"tl.randint4x", random},
+      {"tl.philox", {"seed", "c0", "c1", "c2", "c3", "n_rounds"}},
+      {"tl.uint_to_uniform_float", x},
+      {"tl.pair_uniform_to_normal", {"u1", "u2"}},
       {"tl.cdiv", {"x", "div"}},
       {"triton.next_power_of_2", {"n"}},
       {"tl.multiple_of", hint},
@@ -1118,12 +1145,13 @@ std::string joined(const std::vector<const char *> &names) {
 }
 
 /// Python's TypeErrors for a call of `name` that does not fit its signature.
-void check_signature(IrGen &g, const std::string &name, const CallArgs &a) {
+void check_signature(IrGen &g, const std::string &name, CallArgs &a) {
   const auto &table = signatures();
   const auto it = table.find(name);
   if (it == table.end())
     return;
   const std::vector<const char *> &params = it->second;
+  a.signature = &params;
   const std::string described = name + "(" + joined(params) + ")";
   if (a.pos.size() > params.size()) {
     const Expr *extra = arg_expr(a, params.size(), "");
@@ -1182,8 +1210,8 @@ Val IrGen::call_builtin(const std::string &name, CallArgs &args) {
         fail(shown + " is not a builtin kiln knows; did you mean " + near + "?");
     fail(shown + " is not supported by kiln yet; express it with the tl.* builtins kiln supports");
   }
-  check_signature(*this, name, args);
   args.callee = name;
+  check_signature(*this, name, args);
   return it->second(*this, args);
 }
 

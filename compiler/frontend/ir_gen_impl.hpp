@@ -91,6 +91,10 @@ struct CallArgs {
   const Expr *expr = nullptr;
   /// The builtin called ("libdevice.float2int_rn"), for handlers that serve a family of names.
   std::string callee;
+  /// The builtin's parameters in Triton's order, when kiln knows them: find()
+  /// then refuses a read whose position and name disagree with them (a
+  /// handler bug that would drop or misread a positional argument).
+  const std::vector<const char *> *signature = nullptr;
 
   /// The argument at `index` or named `name`; `fallback` when absent (null: required).
   const Val *find(size_t index, const char *name) const;
