@@ -236,12 +236,18 @@ CASES = CASES + [
      dict(a_ptr=("in", (ROWS, 2048), "fp8"), b_ptr=("in", (7168, 2048), "fp8"), c_ptr=("out", (ROWS, 7168), "bf16"),
           a_s_ptr=("in", (ROWS, 16), "f32"), b_s_ptr=("in", (56, 16), "f32"), M=ROWS, N=7168, K=2048,
           BLOCK_SIZE_M=64, BLOCK_SIZE_N=128, BLOCK_SIZE_K=128), dict(num_warps=8, num_stages=4)),
+    # DeepSeek sparse attention's indexer top-k: a bitonic sort of 2048 scores
+    # in one warp's registers, the block viewed as a hypercube of 2s.
+    ("InternLM__lmdeploy/lmdeploy/pytorch/kernels/cuda/bitonic_topk.py", "_bitonic_topk_kernel0", (NUM_SMS * 8,),
+     dict(score_ptr=("in", (64, 16384), "f32"), seqlen_ptr=("idx", (64,), "i32", 16385),
+          out_ptr=("out", (64, 16384), "f32"), ids_ptr=("out", (64, 16384), "i32"), stride_m=16384, num_tokens=64,
+          num_blocks_per_row=8, K=2048, fill=-1, descending=1, sorted=True), dict(num_warps=1)),
 ]
 
 NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 # fp8: one unit in the last place of e4m3 (Triton divides with div.full.f32,
 # so a quotient at a rounding boundary may land one code away).
-TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4, "fp8": 0.15, "i64": 0}
+TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4, "fp8": 0.15, "i32": 0, "i64": 0}
 
 
 def bf16_bits(a):
