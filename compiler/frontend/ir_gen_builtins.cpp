@@ -334,11 +334,10 @@ Type sum_type(const Type &t) {
 /// parameters, as in Triton's signatures: sum(input, axis, keep_dims, dtype),
 /// xor_sum(input, axis, keep_dims), max(input, axis, return_indices,
 /// return_indices_tie_break_left, keep_dims), argmax(input, axis,
-/// tie_break_left, keep_dims). kNoPosition: keyword only.
+/// tie_break_left, keep_dims).
 struct ReduceParams {
   size_t keep_dims;
-  size_t dtype = kNoPosition;
-  static constexpr size_t kNoPosition = 99;
+  size_t dtype = CallArgs::kNoPosition;
 };
 constexpr ReduceParams kSumParams{2, 3}, kXorSumParams{2}, kMinMaxParams{4}, kArgParams{3};
 
@@ -1099,6 +1098,14 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
       {"tl.cumsum", {"input", "axis", "reverse", "dtype"}},
       {"tl.cumprod", {"input", "axis", "reverse"}},
       {"tl.associative_scan", {"input", "axis", "combine_fn", "reverse"}},
+      // Varargs: kiln also takes the shape or the axes as one keyword.
+      {"tl.reshape", {"input", "*shape", "can_reorder", "shape"}},
+      {"tl.view", {"input", "*shape", "shape"}},
+      {"tl.broadcast_to", {"input", "*shape", "shape"}},
+      {"tl.permute", {"input", "*dims", "dims"}},
+      {"tl.trans", {"input", "*dims", "dims"}},
+      {"tl.device_print", {"prefix", "*args", "hex"}},
+      {"tl.static_print", {"*values", "sep", "end", "file", "flush"}},
       {"tl.cat", {"input", "other", "can_reorder"}},
       {"tl.flip", {"x", "dim"}},
       {"tl.sort", {"x", "dim", "descending"}},
@@ -1153,7 +1160,12 @@ void check_signature(IrGen &g, const std::string &name, CallArgs &a) {
   const std::vector<const char *> &params = it->second;
   a.signature = &params;
   const std::string described = name + "(" + joined(params) + ")";
-  if (a.pos.size() > params.size()) {
+  // "*shape": any number of positional arguments from there on; the names
+  // after it are keyword-only, as in Python.
+  const size_t star = static_cast<size_t>(
+      std::find_if(params.begin(), params.end(), [](const char *n) { return n[0] == '*'; }) -
+      params.begin());
+  if (star == params.size() && a.pos.size() > params.size()) {
     const Expr *extra = arg_expr(a, params.size(), "");
     g.fail(extra ? extra->loc : g.builder().loc(),
            name + " takes " + std::to_string(params.size()) + " argument" +
@@ -1168,7 +1180,7 @@ void check_signature(IrGen &g, const std::string &name, CallArgs &a) {
         a.expr && k < a.expr->keywords.size() ? a.expr->keywords[k].loc : g.builder().loc();
     if (p == params.end())
       g.fail(loc, name + " has no parameter '" + kw + "'; it is " + described);
-    if (static_cast<size_t>(p - params.begin()) < a.pos.size())
+    if (const auto at = static_cast<size_t>(p - params.begin()); at < star && at < a.pos.size())
       g.fail(loc, name + " got two values for '" + kw + "' (by position and by keyword)");
   }
 }

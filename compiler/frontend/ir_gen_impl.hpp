@@ -95,6 +95,8 @@ struct CallArgs {
   /// then refuses a read whose position and name disagree with them (a
   /// handler bug that would drop or misread a positional argument).
   const std::vector<const char *> *signature = nullptr;
+  /// The position handlers pass for a keyword-only parameter.
+  static constexpr size_t kNoPosition = 99;
 
   /// The argument at `index` or named `name`; `fallback` when absent (null: required).
   const Val *find(size_t index, const char *name) const;
