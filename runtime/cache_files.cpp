@@ -26,8 +26,9 @@ std::optional<std::string> read_trusted(const std::string &path, std::string &wh
   return read_trusted_at(AT_FDCWD, path, why);
 }
 
-std::optional<std::string> read_trusted_at(int dirfd, const std::string &path, std::string &why,
-                                           struct stat *status, uid_t me) {
+template <class Bytes>
+std::optional<Bytes> read_trusted_at(int dirfd, const std::string &path, std::string &why,
+                                     struct stat *status, uid_t me) {
   Fd f(::openat(dirfd, path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
   if (f.fd < 0) {
     why = path + ": " + errno_text();
@@ -40,7 +41,7 @@ std::optional<std::string> read_trusted_at(int dirfd, const std::string &path, s
   }
   if (status)
     *status = st;
-  std::string data(static_cast<size_t>(st.st_size), '\0');
+  Bytes data(static_cast<size_t>(st.st_size), 0);
   size_t done = 0;
   while (done < data.size()) {
     const ssize_t n = ::read(f.fd, data.data() + done, data.size() - done);
@@ -52,6 +53,11 @@ std::optional<std::string> read_trusted_at(int dirfd, const std::string &path, s
   }
   return data;
 }
+
+template std::optional<std::string> read_trusted_at(int, const std::string &, std::string &,
+                                                    struct stat *, uid_t);
+template std::optional<std::vector<uint8_t>> read_trusted_at(int, const std::string &,
+                                                             std::string &, struct stat *, uid_t);
 
 void write_atomic(const std::string &dir, const std::string &name, std::string_view data) {
   static std::atomic<uint64_t> counter{0};

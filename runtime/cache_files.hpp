@@ -3,9 +3,11 @@
 // tear, and reads that trust only what this user alone could have written.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -36,9 +38,11 @@ std::optional<std::string> read_trusted(const std::string &path, std::string &wh
 /// read_trusted() of `name` in the folder open as `dirfd` (AT_FDCWD: `name`
 /// is a path), so that several files of one folder cost one look-up of the
 /// folder's path; `st`, when not null, receives the file's status; `me` as
-/// for trusted().
-std::optional<std::string> read_trusted_at(int dirfd, const std::string &name, std::string &why,
-                                           struct stat *st = nullptr, uid_t me = ::geteuid());
+/// for trusted(). Bytes: std::string, or std::vector<uint8_t> for a binary
+/// read where it is kept (no copy of a kernel object on a disk hit).
+template <class Bytes = std::string>
+std::optional<Bytes> read_trusted_at(int dirfd, const std::string &name, std::string &why,
+                                     struct stat *st = nullptr, uid_t me = ::geteuid());
 
 /// Writes `data` to `dir/name` atomically: a temporary name (".tmp.*") in
 /// the same folder, created 0600, fsynced, renamed over the name. Throws

@@ -201,15 +201,16 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     CompiledKernel &k = out.kernel;
     const json &files = meta.at("files");
     const std::string binary_file = meta.at("binary_file");
-    std::optional<std::string> binary = read_trusted_at(d.fd, binary_file, why, nullptr, me);
+    std::optional<std::vector<uint8_t>> binary =
+        read_trusted_at<std::vector<uint8_t>>(d.fd, binary_file, why, nullptr, me);
     if (!binary)
       throw std::runtime_error(why);
     const json &bf = files.at(binary_file);
-    if (binary->size() != bf.at("bytes").get<uint64_t>() ||
-        sha256_hex(*binary) != bf.at("sha256").get<std::string>())
+    const std::string_view bytes(reinterpret_cast<const char *>(binary->data()), binary->size());
+    k.hash = bf.at("sha256").get<std::string>();
+    if (binary->size() != bf.at("bytes").get<uint64_t>() || sha256_hex(bytes) != k.hash)
       throw std::runtime_error("binary does not match its hash");
-    k.binary.assign(binary->begin(), binary->end());
-    k.hash = bf.at("sha256");
+    k.binary = std::move(*binary);
     k.key = key;
     for (const auto &[name, f] : files.items()) {
       if (!f.contains("stage"))
