@@ -242,6 +242,14 @@ TEST_CASE("cli: VALUE classification: dtypes, and strings for constexpr paramete
       kiln::cli::classify_value("ACTIVATION", "relu", std::vector<std::string>{"relu"}, true)));
   CHECK_THROWS_AS(kiln::cli::classify_value("n", "leaky_relu", std::vector<std::string>{}, false),
                   kiln::cli::UsageError);
+  // Quoted, as kiln compile's specs take it: the string, even where a jit
+  // function has the name (DeepSeek-V3's scale_fmt="ue8m0"; attorch's act_func).
+  for (const char *quoted : {"'relu'", "\"relu\""}) {
+    const ArgValue q =
+        kiln::cli::classify_value("ACTIVATION", quoted, std::vector<std::string>{"relu"}, true);
+    REQUIRE(std::holds_alternative<kiln::cli::StringValue>(q));
+    CHECK(std::get<kiln::cli::StringValue>(q).text == "relu");
+  }
 }
 
 TEST_CASE("cli: tuples: split_tuple, VALUE classification and --out element paths") {

@@ -680,6 +680,11 @@ ArgValue classify_value(std::string_view name, std::string_view value,
   }
   if (value == "None")
     return nullptr;
+  // A quoted constexpr ('gelu', "ue8m0") is that string, quotes removed, even
+  // where a jit function has the name: as kiln compile's specs read it.
+  if (constexpr_param && value.size() >= 2 && (value.front() == '\'' || value.front() == '"') &&
+      value.back() == value.front())
+    return StringValue{std::string(value.substr(1, value.size() - 2))};
   if (value == "true" || value == "True")
     return true;
   if (value == "false" || value == "False")
