@@ -16,6 +16,8 @@ import argparse, ast, json, os, subprocess, sys, tempfile, time
 
 import numpy as np
 
+from bit_patterns import bf16_bits, bf16_values, e4m3_bits, e4m3_values
+
 # (file, kernel, grid, args, options). Args: ("in", shape, dtype) random
 # input, ("out", shape, dtype) zero-filled output that is compared, or a
 # scalar / constexpr value.
@@ -250,12 +252,6 @@ NP = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
 TOL = {"bf16": 3e-2, "f16": 5e-3, "f32": 1e-4, "fp8": 0.15, "i32": 0, "i64": 0}
 
 
-def bf16_bits(a):
-    """float32 -> bfloat16 bit patterns, round to nearest even."""
-    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
 # Bit patterns: NumPy has neither bfloat16 nor float8.
 BITS = {"bf16": np.uint16, "fp8": np.uint8}
 SUFFIX = {"bf16": ":bf16", "fp8": ":fp8e4nv"}
@@ -267,9 +263,8 @@ def random_data(kind, shape, dt, rng, high):
     if kind == "prob":
         x = rng.random(shape).astype(np.float32) + 1e-3
         return (x / x.sum(-1, keepdims=True)).astype(np.float32)
-    if dt == "fp8":  # every e4m3 code but the two NaNs (0x7F, 0xFF)
-        b = rng.integers(0, 256, shape).astype(np.uint8)
-        return np.where((b & 0x7F) == 0x7F, np.uint8(0), b)
+    if dt == "fp8":
+        return e4m3_bits(rng, shape)
     x = rng.standard_normal(shape).astype(np.float32)
     return bf16_bits(x) if dt == "bf16" else x.astype(NP[dt])
 
@@ -396,20 +391,11 @@ def run_triton(root, case, arrays, repeat):
     return outs, float(np.median(times)), burst
 
 
-def fp8e4m3_values():
-    """The value of each e4m3fn code (the two NaN codes read as 0)."""
-    codes = np.arange(256)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    exp, man = (codes >> 3) & 0xF, codes & 7
-    mag = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7.0))
-    return np.where((codes & 0x7F) == 0x7F, 0.0, sign * mag).astype(np.float32)
-
-
 def as_float(a, dt):
     if dt == "bf16":
-        return (a.astype(np.uint32) << 16).view(np.float32)
+        return bf16_values(a)
     if dt == "fp8":
-        return fp8e4m3_values()[a]
+        return e4m3_values()[a]
     return a.astype(np.float32)
 
 

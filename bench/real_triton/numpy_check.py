@@ -17,6 +17,8 @@ import tempfile
 
 import numpy as np
 
+from bit_patterns import bf16_bits, bf16_values, e4m3_bits, e4m3_values
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--root", required=True)
 ap.add_argument("--kiln", default="build/bin/kiln")
@@ -28,31 +30,12 @@ rng = np.random.default_rng(0)
 failures = 0
 
 
-def bf16(a):
-    """float32 -> bfloat16 bit patterns, round to nearest even."""
-    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
-
-
-def unbf16(b):
-    return (b.astype(np.uint32) << 16).view(np.float32)
-
-
-def e4m3_values():
-    """The value of each e4m3fn code (the two NaN codes read as 0)."""
-    codes = np.arange(256)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    e, m = (codes >> 3) & 0xF, codes & 7
-    mag = np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7.0))
-    return np.where((codes & 0x7F) == 0x7F, 0.0, sign * mag).astype(np.float32)
-
-
+bf16, unbf16 = bf16_bits, bf16_values
 T8 = e4m3_values()
 
 
 def fp8_bits(shape):
-    b = rng.integers(0, 256, shape).astype(np.uint8)
-    return np.where((b & 0x7F) == 0x7F, np.uint8(0), b)
+    return e4m3_bits(rng, shape)
 
 
 def run(file, kernel, grid, args, outs, warps=None):
