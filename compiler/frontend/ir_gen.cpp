@@ -84,11 +84,10 @@ bool Val::same_as(const Val &o) const {
 const Val *CallArgs::find(size_t index, const char *name) const {
   if (signature) {
     // Keyword-only parameters (after a "*args" one) are read at no position.
-    const auto star = std::find_if(signature->begin(), signature->end(),
-                                   [](const char *n) { return n[0] == '*'; });
     const auto p = std::find_if(signature->begin(), signature->end(),
                                 [&](const char *n) { return std::string_view(n) == name; });
-    const size_t want = p > star ? kNoPosition : static_cast<size_t>(p - signature->begin());
+    const auto at = static_cast<size_t>(p - signature->begin());
+    const size_t want = at > keyword_only ? kNoPosition : at;
     if (p == signature->end() || index != want)
       throw std::logic_error("kiln bug: " + callee + " reads its argument '" + name +
                              "' at position " + std::to_string(index) +

@@ -1165,6 +1165,7 @@ void check_signature(IrGen &g, const std::string &name, CallArgs &a) {
   const size_t star = static_cast<size_t>(
       std::find_if(params.begin(), params.end(), [](const char *n) { return n[0] == '*'; }) -
       params.begin());
+  a.keyword_only = star; // find() reads keyword-only parameters at no position
   if (star == params.size() && a.pos.size() > params.size()) {
     const Expr *extra = arg_expr(a, params.size(), "");
     g.fail(extra ? extra->loc : g.builder().loc(),

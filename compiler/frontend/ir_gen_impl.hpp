@@ -95,6 +95,9 @@ struct CallArgs {
   /// then refuses a read whose position and name disagree with them (a
   /// handler bug that would drop or misread a positional argument).
   const std::vector<const char *> *signature = nullptr;
+  /// The index of the signature's "*args" parameter (its size when it has
+  /// none): the names after it are keyword-only.
+  size_t keyword_only = 0;
   /// The position handlers pass for a keyword-only parameter.
   static constexpr size_t kNoPosition = 99;
 
