@@ -8,11 +8,13 @@
 # reduced one; a sixth argument to tl.sum is an error.
 # RUN: %kiln compile --target cpu --emit ir %s flip 'x_ptr=*i32:D' 'out_ptr=*i32:D' | %FileCheck %s
 # RUN: (%kiln compile --target cpu --emit ir %s extra 'x_ptr=*i32:D' 2>&1 || true) | %FileCheck %s --check-prefix=BAD
+# RUN: (%kiln compile --target cpu --emit ir %s unknown_keyword 'x_ptr=*i32:D' 2>&1 || true) | %FileCheck %s --check-prefix=KW
 # CHECK: xor {{.*}} axis=2 : <2x2xi32>
 # CHECK-NEXT: expand_dims {{.*}} axis=2 : <2x2x1xi32>
 # CHECK: max {{.*}} axis=0 : <2x2xi32>
 # CHECK-NEXT: expand_dims {{.*}} axis=0 : <1x2x2xi32>
 # BAD: tl.sum takes 4 arguments but 5 were given; it is tl.sum(input, axis, keep_dims, dtype)
+# KW: tl.reshape has no parameter 'foo'
 import triton
 import triton.language as tl
 
@@ -30,3 +32,9 @@ def flip(x_ptr, out_ptr):
 def extra(x_ptr):
     x = tl.load(x_ptr + tl.arange(0, 8))
     tl.store(x_ptr, tl.sum(x, 0, False, tl.int32, 5))
+
+
+@triton.jit
+def unknown_keyword(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(x_ptr + tl.arange(0, 8), tl.reshape(x, 8, foo=1))
