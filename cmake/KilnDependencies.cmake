@@ -5,6 +5,8 @@ find_package(LLVM 19.1 REQUIRED CONFIG HINTS /usr/lib/llvm-19/lib/cmake/llvm)
 find_package(TBB REQUIRED CONFIG)
 find_package(OpenSSL REQUIRED)
 find_package(nlohmann_json 3.11 REQUIRED CONFIG)
+# RapidJSON 1.1's CMake config sets only variables; the header is enough.
+find_path(KILN_RAPIDJSON_INCLUDE rapidjson/document.h REQUIRED)
 find_package(Threads REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(doctest CONFIG)

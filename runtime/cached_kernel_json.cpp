@@ -29,21 +29,21 @@ json const_to_json(const frontend::ConstValue &v) {
   }
 }
 
-frontend::ConstValue const_from_json(const json &j) {
-  const std::string kind = j.at("kind");
+frontend::ConstValue const_from_json(const JsonObject &j) {
+  const std::string_view kind = j.string_view("kind");
   if (kind == "none")
     return frontend::ConstValue::none();
   if (kind == "int")
-    return frontend::ConstValue::of_int(j.at("value").get<int64_t>());
+    return frontend::ConstValue::of_int(j.int64("value"));
   if (kind == "float")
-    return frontend::ConstValue::of_float(std::bit_cast<double>(j.at("bits").get<uint64_t>()));
+    return frontend::ConstValue::of_float(std::bit_cast<double>(j.uint64("bits")));
   if (kind == "bool")
-    return frontend::ConstValue::of_bool(j.at("value").get<bool>());
+    return frontend::ConstValue::of_bool(j.boolean("value"));
   if (kind == "str")
-    return frontend::ConstValue::of_str(j.at("value").get<std::string>());
+    return frontend::ConstValue::of_str(j.string("value"));
   if (kind == "dtype")
-    return frontend::ConstValue::of_dtype(static_cast<DType>(j.at("value").get<int>()));
-  throw std::runtime_error("unknown constant kind " + kind);
+    return frontend::ConstValue::of_dtype(static_cast<DType>(j.integer<int>("value")));
+  throw std::runtime_error("unknown constant kind " + std::string(kind));
 }
 
 } // namespace
@@ -87,33 +87,40 @@ std::optional<json> metadata_json(const CachedKernel &c) {
   };
 }
 
-CachedKernel from_metadata_json(const json &meta) {
+CachedKernel from_metadata_json(const JsonObject &meta) {
   CachedKernel out;
   CompiledKernel &k = out.kernel;
-  k.name = meta.at("kernel");
-  k.target = meta.at("target");
-  k.binary_kind = meta.at("binary_kind");
-  k.entry = meta.at("entry");
-  k.specialization = meta.at("specialization");
-  k.hash = meta.value("hash", "");
-  k.shared_bytes = meta.at("shared_bytes");
+  k.name = meta.string("kernel");
+  k.target = meta.string("target");
+  k.binary_kind = meta.string("binary_kind");
+  k.entry = meta.string("entry");
+  k.specialization = meta.string("specialization");
+  k.hash = meta.has("hash") ? meta.string("hash") : std::string();
+  k.shared_bytes = meta.integer<uint32_t>("shared_bytes");
   // A CPU kernel with big blocks writes past its stack without its scratch.
-  k.scratch_bytes = meta.at("scratch_bytes");
-  k.registers = meta.at("registers");
-  k.spill_bytes = meta.at("spill_bytes");
-  const json &o = meta.at("options");
-  k.options.num_warps = o.at("num_warps");
-  k.options.num_stages = o.at("num_stages");
-  k.options.num_ctas = o.at("num_ctas");
-  k.options.enable_fp_fusion = o.at("enable_fp_fusion");
-  k.options.debug = o.at("debug");
-  for (const json &p : meta.at("params"))
+  k.scratch_bytes = meta.uint64("scratch_bytes");
+  k.registers = meta.integer<int>("registers");
+  k.spill_bytes = meta.integer<int>("spill_bytes");
+  const JsonObject o = meta.object("options");
+  k.options.num_warps = o.integer<int>("num_warps");
+  k.options.num_stages = o.integer<int>("num_stages");
+  k.options.num_ctas = o.integer<int>("num_ctas");
+  k.options.enable_fp_fusion = o.boolean("enable_fp_fusion");
+  k.options.debug = o.boolean("debug");
+  for (const JsonValue &v : meta.array("params")) {
+    const JsonObject p(v, "a parameter");
     k.params.push_back(
-        {p.at("name"), static_cast<DType>(p.at("dtype").get<int>()), p.at("is_pointer")});
-  for (const json &t : meta.at("times"))
-    k.times.push_back({t.at("stage"), t.at("ms")});
-  for (const json &g : meta.at("globals"))
-    out.globals.push_back({g.at("module"), g.at("name"), const_from_json(g.at("value"))});
+        {p.string("name"), static_cast<DType>(p.integer<int>("dtype")), p.boolean("is_pointer")});
+  }
+  for (const JsonValue &v : meta.array("times")) {
+    const JsonObject t(v, "a stage time");
+    k.times.push_back({t.string("stage"), t.number("ms")});
+  }
+  for (const JsonValue &v : meta.array("globals")) {
+    const JsonObject g(v, "a global");
+    out.globals.push_back(
+        {g.string("module"), g.string("name"), const_from_json(g.object("value"))});
+  }
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/cache_level.hpp"
+#include "runtime/json_document.hpp"
 
 namespace kiln::runtime {
 
@@ -15,8 +16,8 @@ namespace kiln::runtime {
 /// value is a function): such an entry is not cached.
 std::optional<nlohmann::json> metadata_json(const CachedKernel &k);
 
-/// The entry `j` describes, without its binary and stages. Throws
-/// std::exception (nlohmann's, or runtime_error) for malformed metadata.
-CachedKernel from_metadata_json(const nlohmann::json &j);
+/// The entry `meta` describes, without its binary and stages. Throws
+/// std::runtime_error for malformed metadata.
+CachedKernel from_metadata_json(const JsonObject &meta);
 
 } // namespace kiln::runtime

@@ -194,28 +194,31 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
     return std::nullopt; // no metadata: being written, or a crash before it was
   }
   try {
-    const json meta = json::parse(*meta_text);
-    if (meta.at("format").get<int>() != kFormat || meta.at("key").get<std::string>() != key)
+    const JsonDocument doc(*meta_text);
+    const JsonObject meta(doc.root());
+    if (meta.integer<int>("format") != kFormat || meta.string_view("key") != key)
       throw std::runtime_error("another format or key");
     CachedKernel out = from_metadata_json(meta);
     CompiledKernel &k = out.kernel;
-    const json &files = meta.at("files");
-    const std::string binary_file = meta.at("binary_file");
+    const JsonObject files = meta.object("files");
+    const std::string binary_file = meta.string("binary_file");
     std::optional<std::vector<uint8_t>> binary =
         read_trusted_at<std::vector<uint8_t>>(d.fd, binary_file, why, nullptr, me);
     if (!binary)
       throw std::runtime_error(why);
-    const json &bf = files.at(binary_file);
+    const JsonObject bf = files.object(binary_file.c_str());
     const std::string_view bytes(reinterpret_cast<const char *>(binary->data()), binary->size());
-    k.hash = bf.at("sha256").get<std::string>();
-    if (binary->size() != bf.at("bytes").get<uint64_t>() || sha256_hex(bytes) != k.hash)
+    k.hash = bf.string("sha256");
+    if (binary->size() != bf.uint64("bytes") || sha256_hex(bytes) != k.hash)
       throw std::runtime_error("binary does not match its hash");
     k.binary = std::move(*binary);
     k.key = key;
-    for (const auto &[name, f] : files.items()) {
-      if (!f.contains("stage"))
+    for (const auto &member : files.value().GetObject()) {
+      const JsonObject f(member.value, "a file's entry");
+      if (!f.has("stage"))
         continue;
-      const std::string stage = f.at("stage");
+      const std::string name(member.name.GetString(), member.name.GetStringLength());
+      const std::string stage = f.string("stage");
       if (name != stage_file(stage))
         throw std::runtime_error("stage file " + name + " is not named for its stage");
       if (!keep_stages_ && stage != "cubin_log")
@@ -223,8 +226,7 @@ std::optional<CachedKernel> DiskCache::get(const std::string &key) {
       std::optional<std::string> text = read_trusted_at(d.fd, name, why, nullptr, me);
       if (!text)
         throw std::runtime_error(why);
-      if (text->size() != f.at("bytes").get<uint64_t>() ||
-          sha256_hex(*text) != f.at("sha256").get<std::string>())
+      if (text->size() != f.uint64("bytes") || sha256_hex(*text) != f.string_view("sha256"))
         throw std::runtime_error("stage " + stage + " does not match its hash");
       k.stages[stage] = std::move(*text);
     }

@@ -122,29 +122,31 @@ std::optional<CachedKernel> RedisCodec::decode(std::string_view value, std::stri
   }
   const uint64_t n = get_u64(payload);
   try {
-    const json meta = json::parse(payload.substr(8, n));
+    const JsonDocument doc(payload.substr(8, n));
+    const JsonObject meta(doc.root());
     CachedKernel out = from_metadata_json(meta);
     std::string_view rest = payload.substr(8 + n);
     // Each part is cut from the rest by its size; together they are all of it.
-    auto cut = [&](const json &part) {
-      const uint64_t bytes = part.at("bytes").get<uint64_t>();
+    auto cut = [&](const JsonObject &part) {
+      const uint64_t bytes = part.uint64("bytes");
       if (bytes > rest.size())
         throw std::runtime_error("truncated");
       const std::string_view p = rest.substr(0, bytes);
       rest.remove_prefix(bytes);
       return p;
     };
-    const json &parts = meta.at("parts");
-    if (!parts.is_array() || parts.empty())
+    const auto parts = meta.array("parts");
+    if (parts.Empty())
       throw std::runtime_error("no parts");
-    const std::string_view binary = cut(parts[0]);
+    const std::string_view binary = cut(JsonObject(parts[0], "a part"));
     if (sha256_hex(binary) != out.kernel.hash)
       throw std::runtime_error("its binary does not match its hash");
     out.kernel.binary.assign(binary.begin(), binary.end());
-    for (size_t i = 1; i < parts.size(); ++i) {
-      const std::string stage = parts[i].at("stage");
-      const std::string_view text = cut(parts[i]);
-      if (sha256_hex(text) != parts[i].at("sha256").get<std::string>())
+    for (rapidjson::SizeType i = 1; i < parts.Size(); ++i) {
+      const JsonObject part(parts[i], "a part");
+      const std::string stage = part.string("stage");
+      const std::string_view text = cut(part);
+      if (sha256_hex(text) != part.string_view("sha256"))
         throw std::runtime_error("stage " + stage + " does not match its hash");
       out.kernel.stages[stage] = std::string(text);
     }

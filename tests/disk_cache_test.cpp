@@ -19,6 +19,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,21 @@ TEST_CASE("disk cache: entries queued by put_later are written before the cache 
     CHECK(d.path().filename().string().rfind(".tmp", 0) != 0);
 }
 
+namespace {
+
+/// Replaces the first `from` in the file at `path` by `to`; the text must hold it.
+void rewrite(const std::string &path, const std::string &from, const std::string &to) {
+  std::stringstream text;
+  text << std::ifstream(path).rdbuf();
+  std::string s = text.str();
+  const size_t at = s.find(from);
+  REQUIRE(at != std::string::npos);
+  s.replace(at, from.size(), to);
+  std::ofstream(path, std::ios::trunc) << s;
+}
+
+} // namespace
+
 TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
   const TempDir t;
   DiskCache c(t.path, 0);
@@ -208,6 +224,24 @@ TEST_CASE("disk cache: a damaged entry is a miss and is removed") {
       {"truncated metadata",
        [](const std::string &, const std::string &m) { fs::resize_file(m, 20); }},
       {"missing binary", [](const std::string &b, const std::string &) { fs::remove(b); }},
+      {"metadata with a field of another type",
+       [](const std::string &, const std::string &m) {
+         rewrite(m, "\"num_warps\": 4", "\"num_warps\": \"4\"");
+       }},
+      {"metadata with an integer out of its range",
+       [](const std::string &, const std::string &m) {
+         rewrite(m, "\"shared_bytes\": 0", "\"shared_bytes\": -1");
+       }},
+      {"metadata with invalid UTF-8",
+       [](const std::string &, const std::string &m) {
+         rewrite(m, "\"kernel\": \"", "\"kernel\": \"\xff");
+       }},
+      {"metadata followed by garbage",
+       [](const std::string &, const std::string &m) { std::ofstream(m, std::ios::app) << "}x"; }},
+      {"metadata nested 100000 deep",
+       [](const std::string &, const std::string &m) {
+         std::ofstream(m) << std::string(100000, '[');
+       }},
       {"binary writable by others",
        [](const std::string &b, const std::string &) { ::chmod(b.c_str(), 0666); }},
   };
