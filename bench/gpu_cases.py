@@ -58,6 +58,30 @@ for M, N, Kd, BM, BN, BK, dt in [(100, 130, 70, 32, 32, 32, "f16"), (130, 70, 50
                            stride_bk=N, stride_bn=1, stride_cm=N, stride_cn=1, BM=BM, BN=BN, BK=BK),
                       ["c_ptr"], lambda i: {"c_ptr": i["a_ptr"].astype(np.float32) @ i["b_ptr"].astype(np.float32)},
                       tol=2e-2))  # fp32 operands: tl.dot's default input_precision is tf32 (10-bit mantissa)
+# BM 64 with 8 warps: on sm_90 two warpgroups, each its own 64 columns of
+# N (Triton's warpsPerCTA [4, 2]); B N-major (stride_bn 1) and K-major.
+for M, N, Kd, bkm in [(130, 250, 200, False), (64, 128, 128, True), (100, 256, 64, False)]:
+    A2, B2 = f32(M, Kd).astype(np.float16), f32(Kd, N).astype(np.float16)
+    Bm = B2.T.copy() if bkm else B2
+    cases.append(Case("gpu", K("matmul"), "matmul_kernel", [(M + 63) // 64, (N + 127) // 128],
+                      dict(a_ptr=A2, b_ptr=Bm, c_ptr=f"zeros:{M}x{N}:f32", M=M, N=N, K=Kd, stride_am=Kd, stride_ak=1,
+                           stride_bk=1 if bkm else N, stride_bn=Kd if bkm else 1, stride_cm=N, stride_cn=1,
+                           BM=64, BN=128, BK=32, num_warps=8),
+                      ["c_ptr"], lambda i, bkm=bkm: {"c_ptr": i["a_ptr"].astype(np.float32) @
+                                                     (i["b_ptr"].T if bkm else i["b_ptr"]).astype(np.float32)},
+                      tol=2e-2))
+# Per-block power-of-two scales, exp2(ceil(log2(amax))), for amax 2^k and
+# 2^k (1 +- 2^-20), k from -12 to 12: 2^k, 2^(k+1) and 2^k. (Whether kiln's
+# ue8m0 scales, whose amax / 448 lands within an ulp of 2^k, are Triton's is
+# gpu_parity.py's act_quant case: that depends on div.full and libdevice's
+# log2f rounding exactly as Triton's do.)
+PS_K = np.array([-12 + b % 25 for b in range(75)])
+PS_MUL = np.array([1.0, 1 + 2.0 ** -20, 1 - 2.0 ** -20])[np.arange(75) // 25]
+PS_AMAX = (2.0 ** PS_K * PS_MUL).astype(np.float32)
+PS = ((rng.random((75, 128)) * 2 - 1) * 0.99 * PS_AMAX[:, None]).astype(np.float32)
+PS[np.arange(75), np.arange(75) % 128] = PS_AMAX
+cases.append(Case("gpu", G, "pow2_scale", [75], dict(x_ptr=PS.reshape(-1), s_ptr="zeros:75:f32", BLOCK=128), ["s_ptr"],
+                  lambda i: {"s_ptr": (2.0 ** (PS_K + (PS_MUL > 1))).astype(np.float32)}, exact=True))
 EX = f32(3000)
 cases.append(Case("gpu", G, "erf_kernel", [3], dict(x_ptr=EX, out_ptr="zeros:3000:f32", n=3000, BLOCK=1024), ["out_ptr"],
                   lambda i: {"out_ptr": np.vectorize(math.erf)(i["x_ptr"].astype(np.float64))}, tol=1e-5))
@@ -166,6 +190,14 @@ for M, N, Kd, BM, BN, BK, kmaj, e5 in [(100, 130, 70, 32, 32, 32, False, False),
                                        (200, 96, 160, 128, 64, 32, False, True), (70, 50, 300, 32, 64, 128, True, True)]:
     dot_case("matmul_fp8", M, N, Kd, BM, BN, BK, fp8_codes((M, Kd), e5), fp8_codes((Kd, N), e5), kmaj, "f32",
              lambda a, b, e5=e5: fp8_values(a, e5) @ fp8_values(b, e5), extra=dict(E5=int(e5)), tol=1e-5)
+
+# BM 64, 8 warps: wgmma warpgroups that split N (fp8 and int8, K-major B).
+for M, N, Kd, kmaj in [(128, 256, 256, True), (64, 128, 128, True), (100, 200, 160, False)]:
+    dot_case("matmul_fp8", M, N, Kd, 64, 128, 64, fp8_codes((M, Kd), False), fp8_codes((Kd, N), False), kmaj, "f32",
+             lambda a, b: fp8_values(a, False) @ fp8_values(b, False), extra=dict(E5=0, num_warps=8), tol=1e-5)
+    dot_case("matmul_i8", M, N, Kd, 64, 128, 64, i8(M, Kd), i8(Kd, N), kmaj, "i32",
+             lambda a, b: (a.astype(np.int64) @ b.astype(np.int64)).astype(np.int32), extra=dict(num_warps=8),
+             exact=True)
 
 # ---- dots with M or N under 16 (Triton 3.6: down to 1; K >= 8 for fp32) ----
 for M, N, Kd, dt in [(1, 16, 16, np.float16), (16, 1, 16, np.float16), (8, 32, 16, np.float16), (2, 2, 16, np.float16),

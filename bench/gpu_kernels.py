@@ -112,3 +112,13 @@ def split_add_halves(x_ptr, h_ptr, b_ptr, f_ptr, n, BLOCK: tl.constexpr):
     tl.atomic_add(h_ptr + offs, x.to(tl.float16), mask=m)
     tl.atomic_add(b_ptr + offs, x.to(tl.bfloat16), mask=m)
     tl.atomic_add(f_ptr + offs, x, mask=m)
+
+
+@triton.jit
+def pow2_scale(x_ptr, s_ptr, BLOCK: tl.constexpr):
+    # A power-of-two scale per block (as fp8 quantizers' ue8m0 ones):
+    # exp2(ceil(log2(amax))).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    amax = tl.max(tl.abs(tl.load(x_ptr + offs)))
+    s = tl.math.exp2(tl.math.ceil(tl.math.log2(amax)))
+    tl.store(s_ptr + tl.program_id(0), s)

@@ -107,6 +107,26 @@ TEST_CASE("layout: mma warps tile M and N, the tile repeats in registers, N tile
   CHECK(map_of(*mma({1, 2}), {16, 16}, 4).copy_warp_mask() == 0b10);
 }
 
+TEST_CASE("layout: wgmma warpgroups that split N own contiguous columns, 4 warps over M each") {
+  // BM 64 with 8 warps: a warpgroup per half of N (Triton's warpsPerCTA [4, 2]).
+  CHECK(wgmma_split(MmaKind::F8E4M3, 64, 128, 128, 8) == std::array<int, 2>{4, 2});
+  CHECK(wgmma_split(MmaKind::F8E4M3, 64, 64, 128, 8) == std::array<int, 2>{4, 2});
+  CHECK(wgmma_split(MmaKind::F16, 64, 256, 64, 16) == std::array<int, 2>{4, 4});
+  CHECK(wgmma_split(MmaKind::F16, 128, 128, 64, 8) == std::array<int, 2>{8, 1}); // all over M
+  // 16-bit halves narrower than a swizzled row (64 columns), and M under a warpgroup's 64 rows.
+  CHECK_FALSE(wgmma_split(MmaKind::F16, 64, 64, 64, 8));
+  CHECK_FALSE(wgmma_split(MmaKind::F16, 32, 128, 64, 8));
+  // 64 x 128, warps 0-1 bits over M (rows 16, 32), warp bit 2 over N (column 64);
+  // a warp's 8 n tiles are slots 2-4, below it.
+  const BitMap m = map_of(*mma({4, 2}, 64), {64, 128}, 8);
+  CHECK(m.reg == std::vector<int>{0, 10, 3, 4, 5});
+  CHECK(lanes(m) == std::vector<int>{1, 2, 7, 8, 9});
+  CHECK(m.warp == std::vector<int>{11, 12, 6});
+  // Operand A: the warps over N hold copies.
+  const BitMap a = map_of(*dot_operand(0, mma({4, 2}, 64), 2), {64, 32}, 8);
+  CHECK(a.warp == std::vector<int>{9, 10, -1});
+}
+
 TEST_CASE("layout: a row reduction of the mma layout, broadcast back, needs no conversion") {
   const EncodingPtr e = mma({4, 1});
   const BitMap parent = map_of(*e, {128, 64}, 4);

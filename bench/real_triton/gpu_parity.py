@@ -361,7 +361,7 @@ def run_triton(root, case, arrays, repeat):
             elif dt == "fp8":
                 t = t.view(torch.float8_e4m3fn)
             tensors[name] = t
-            call.append(TensorDescriptor.from_tensor(t, list(v[3])) if len(v) == 4 else t)
+            call.append(TensorDescriptor.from_tensor(t, list(v[3])) if kind != "idx" and len(v) == 4 else t)
         else:  # "tl.float32": the dtype object, as host code passes it
             call.append(getattr(triton.language, v[3:]) if isinstance(v, str) and v.startswith("tl.") else v)
     # Keyword form, as a launch from host code would pass them.
@@ -433,9 +433,14 @@ def main():
                 if kind not in ("out", "io"):
                     continue
                 g, w = as_float(kouts[n], dt).reshape(-1), as_float(touts[n], dt).reshape(-1)
-                err = float(np.max(np.abs(g - w) / (1 + np.abs(w))))
+                rel = np.abs(g - w) / (1 + np.abs(w))
+                err = float(np.max(rel))
                 worst = max(worst, err)
                 ok &= err <= TOL[dt]
+                if err > TOL[dt]:  # where it is wrong, so a failure says more than its size
+                    bad = np.flatnonzero(rel > TOL[dt])
+                    shown = ", ".join(f"[{i}] kiln {g[i]:.6g} triton {w[i]:.6g}" for i in bad[:4])
+                    print(f"    {n}: {bad.size} of {rel.size} elements off ({shown})")
             failures += not ok
             rows.append(dict(case=label, kiln_us=k_us, triton_us=t_us, kiln_burst_us=k_burst,
                              triton_burst_us=t_burst, max_err=worst, ok=ok))

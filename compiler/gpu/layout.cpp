@@ -84,7 +84,7 @@ int64_t tile(const Encoding &e, int d) {
   case Encoding::Kind::Linear:
     return e.linear_shape[d];
   case Encoding::Kind::Mma:
-    return int64_t{d == 0 ? 16 : 8} * e.mma_warps[d];
+    return int64_t{d == 0 ? 16 : e.wg_cols ? e.wg_cols : 8} * e.mma_warps[d];
   case Encoding::Kind::DotOperand:
     return tile(*e.parent, d);
   }
@@ -147,7 +147,8 @@ std::string Encoding::str() const {
   case Kind::Linear:
     return "#linear<" + linear.str() + ">";
   case Kind::Mma:
-    return "#mma<warps=" + list({mma_warps[0], mma_warps[1]}) + ">";
+    return "#mma<warps=" + list({mma_warps[0], mma_warps[1]}) +
+           (wg_cols ? " wg_cols=" + std::to_string(wg_cols) : "") + ">";
   case Kind::DotOperand:
     return "#dot_operand<" + std::to_string(dim) + " " + parent->str() +
            " bytes=" + std::to_string(elem_bytes) + ">";

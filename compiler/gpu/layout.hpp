@@ -69,6 +69,10 @@ struct Encoding {
   // Mma (gpu/mma_layout.hpp): warps over M and N. DotOperand: operand
   // `dim` (0: A, 1: B) of the Mma `parent`, elements of `elem_bytes`.
   std::array<int, 2> mma_warps{1, 1};
+  /// Mma of wgmma warpgroups that split N: each warpgroup (4 warps over M,
+  /// the low warp bits) owns this many contiguous columns, its
+  /// instruction's N. 0: warps over N interleave by 8 columns (mma.sync).
+  int wg_cols = 0;
   int elem_bytes = 2;
 
   int rank() const;

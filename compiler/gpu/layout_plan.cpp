@@ -164,7 +164,7 @@ bool LayoutPlan::wgmma(const ir::Op &op) const {
   if (a.rank != 2)
     return false;
   const int64_t M = a.shape[0], K = a.shape[1], N = r.shape[1];
-  return wgmma_ && wgmma_fits(mma_kind(op), M, N, K, warps_);
+  return wgmma_ && gpu::wgmma_split(mma_kind(op), M, N, K, warps_).has_value();
 }
 
 EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
@@ -172,9 +172,12 @@ EncodingPtr LayoutPlan::dot_layout(const ir::Op &op) const {
   const int64_t M = a.shape[0], N = r.shape[1];
   if (mma_kind(op) == MmaKind::None)
     return default_layout(r);
-  // A warpgroup's accumulator is the mma one with its 4 warps over M.
-  if (wgmma(op))
-    return mma({warps_, 1});
+  // A warpgroup's accumulator is the mma one with its 4 warps over M;
+  // warpgroups beyond M's 64-row tiles take contiguous columns.
+  if (wgmma(op)) {
+    const std::array<int, 2> w = *gpu::wgmma_split(mma_kind(op), M, N, a.shape[1], warps_);
+    return w[1] == 1 ? mma(w) : mma(w, static_cast<int>(N / w[1]));
+  }
   // Chained dots (attention) keep rows within a warp so that the row
   // reductions between them need no shared memory.
   return mma(mma_warps(M, N, warps_, dots_ > 1 && M >= 16 * warps_));

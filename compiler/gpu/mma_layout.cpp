@@ -117,6 +117,22 @@ bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps) {
          K % mma_k(k) == 0;
 }
 
+std::optional<std::array<int, 2>> wgmma_split(MmaKind k, int64_t M, int64_t N, int64_t K,
+                                              int num_warps) {
+  if (wgmma_fits(k, M, N, K, num_warps))
+    return std::array<int, 2>{num_warps, 1};
+  if (num_warps % 4 != 0 || M % 64 != 0 || !wgmma_fits(k, M, N, K, static_cast<int>(M / 16)))
+    return std::nullopt;
+  const int wm = static_cast<int>(M / 16),
+            wn = num_warps / wm; // wm: a multiple of 4, under num_warps
+  if (wn < 2 || num_warps % wm != 0 || (wm & (wm - 1)) != 0 || N % wn != 0)
+    return std::nullopt;
+  const int64_t cols = N / wn;
+  if (cols < 16 || cols % 8 != 0 || (!is_8bit(k) && cols % 64 != 0))
+    return std::nullopt;
+  return std::array<int, 2>{wm, wn};
+}
+
 std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first) {
   int wm = 1, wn = 1;
   while (wm * wn < num_warps) {
@@ -131,10 +147,11 @@ std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first) 
   return {wm, wn};
 }
 
-EncodingPtr mma(std::array<int, 2> warps) {
+EncodingPtr mma(std::array<int, 2> warps, int wg_cols) {
   auto e = std::make_shared<Encoding>();
   e->kind = Encoding::Kind::Mma;
   e->mma_warps = warps;
+  e->wg_cols = wg_cols;
   return e;
 }
 
@@ -143,6 +160,7 @@ EncodingPtr dot_operand(int index, EncodingPtr parent, int elem_bytes) {
   e->kind = Encoding::Kind::DotOperand;
   e->dim = index;
   e->mma_warps = parent->mma_warps;
+  e->wg_cols = parent->wg_cols;
   e->parent = std::move(parent);
   e->elem_bytes = elem_bytes;
   return e;
@@ -150,11 +168,23 @@ EncodingPtr dot_operand(int index, EncodingPtr parent, int elem_bytes) {
 
 BitMap mma_map(const Encoding &e, const Shape &shape, int num_warps) {
   const int wm = log2_exact(e.mma_warps[0]), wn = log2_exact(e.mma_warps[1]);
-  // Warp bits: the low ones over N, then over M.
-  const std::vector<Src> wn_bits = warps(0, wn), wm_bits = warps(wn, wm);
+  // Warp bits: the low ones over N, then over M; for warpgroups that split
+  // N (wg_cols), over M first, so that 4 consecutive warps make one.
+  const std::vector<Src> wn_bits = e.wg_cols ? warps(wm, wn) : warps(0, wn),
+                         wm_bits = e.wg_cols ? warps(0, wm) : warps(wn, wm);
   const Src r0{Src::Reg, 0}, r1{Src::Reg, 1}, r2{Src::Reg, 2};
   const Src l0{Src::Lane, 0}, l1{Src::Lane, 1}, l2{Src::Lane, 2}, l3{Src::Lane, 3},
       l4{Src::Lane, 4};
+  if (e.kind == Encoding::Kind::Mma && e.wg_cols) {
+    // A warpgroup's columns are contiguous: its n tiles (slots) below the
+    // warp bits over N. Slots stay c index | n tile << 2 | m tile << ...
+    const int tiles = log2_exact(e.wg_cols / 8);
+    std::vector<Src> n = {r0, l0, l1};
+    for (int t = 0; t < tiles; ++t)
+      n.push_back({Src::Reg, 2 + t});
+    return build(shape, num_warps, 2 + tiles, {cat({l2, l3, l4, r1}, wm_bits), cat(n, wn_bits)},
+                 {1, 0});
+  }
   if (e.kind == Encoding::Kind::Mma) // slot = c index | n tile << 2 | m tile << ...
     return build(shape, num_warps, 2, {cat({l2, l3, l4, r1}, wm_bits), cat({r0, l0, l1}, wn_bits)},
                  {1, 0});

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "compiler/gpu/layout.hpp"
@@ -61,13 +62,23 @@ int mma_operand_bytes(MmaKind k);
 /// mma({num_warps, 1}): per warp, the m16n8 one, N tiles in registers.
 bool wgmma_fits(MmaKind k, int64_t M, int64_t N, int64_t K, int num_warps);
 
+/// How wgmma's warpgroups share an M x N dot: {warps over M, warps over N}.
+/// All over M where M allows (wgmma_fits above); else, as Triton's
+/// warpsPerCTA [4, 2] for BM = 64 with 8 warps, warpgroups of 64 rows over
+/// M and the rest over N, each then issuing N / (warps over N) columns: a
+/// multiple of 8 from 16 up, and for 16-bit operands of 64 (a whole
+/// swizzled row of an N-major B, whose descriptor must start at one).
+/// nullopt when neither fits.
+std::optional<std::array<int, 2>> wgmma_split(MmaKind k, int64_t M, int64_t N, int64_t K,
+                                              int num_warps);
+
 /// How the warps split an M x N result: {over M, over N}, powers of two
 /// with 16 * wm <= M and 8 * wn <= N (warps beyond that hold copies).
 /// `m_first`: all warps over M first (attention's chained dots: row
 /// reductions then stay inside a warp).
 std::array<int, 2> mma_warps(int64_t M, int64_t N, int num_warps, bool m_first);
 
-EncodingPtr mma(std::array<int, 2> warps);
+EncodingPtr mma(std::array<int, 2> warps, int wg_cols = 0);
 /// The fragment layout of operand `index` (0: A, M x K; 1: B, K x N) of an
 /// mma with accumulator `parent`, for elements of `elem_bytes` (2 or 4).
 EncodingPtr dot_operand(int index, EncodingPtr parent, int elem_bytes);

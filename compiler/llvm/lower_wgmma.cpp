@@ -44,11 +44,14 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
   const gpu::MmaKind kind = plan_->mma_kind(op);
   const gpu::EncodingPtr enc = plan_->layout(res);
   const MapPtr C = map_for(enc, res->type);
-  const int nw = opts_.num_warps;
+  // Warps over M (warpgroups of 4, 64 rows each) and over N (warpgroups
+  // that each issue their own `cols` columns: gpu::wgmma_split).
+  const int wm = enc->mma_warps[0], wn = enc->mma_warps[1];
+  const int64_t cols = wn > 1 ? enc->wg_cols : N;
   const int bytes = gpu::mma_operand_bytes(kind), ks_len = gpu::mma_k(kind);
   // f16 accumulators travel as f16x2 words: 4 columns a register, not 2.
   const bool half_acc = kind == gpu::MmaKind::F16F16;
-  const int64_t reps_m = M / (16 * nw), per_tile = half_acc ? N / 4 : N / 2;
+  const int64_t reps_m = M / (16 * wm), per_tile = half_acc ? cols / 4 : cols / 2;
 
   auto pre_a = prestaged_.find(a), pre_b = prestaged_.find(bm);
   std::vector<llvm::Value *> a_words;
@@ -123,12 +126,20 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
     return st.k_contig ? panel_offset(st, outer, k) : panel_offset(st, k, outer);
   };
   llvm::Value *desc_a = nullptr, *desc_b = wgmma_desc(sb);
+  llvm::Value *wg = b_.CreateLShr(b_.CreateTrunc(warp64_, b_.getInt32Ty()), 2);
+  const int wg_m = wm / 4; // warpgroups over M: the low bits of the warpgroup's number
+  auto scaled = [&](llvm::Value *i, int64_t bytes_each) {
+    return b_.CreateZExt(b_.CreateMul(i, b_.getInt32(static_cast<uint32_t>(bytes_each >> 4))),
+                         b_.getInt64Ty());
+  };
   if (a_words.empty()) {
-    // This warpgroup's first row: 64 per warpgroup below each tile of 16 * nw.
-    llvm::Value *wg = b_.CreateLShr(b_.CreateTrunc(warp64_, b_.getInt32Ty()), 2);
-    llvm::Value *step = b_.getInt32(static_cast<uint32_t>(offset(sa, 64, 0) >> 4));
-    desc_a = b_.CreateAdd(wgmma_desc(sa), b_.CreateZExt(b_.CreateMul(wg, step), b_.getInt64Ty()));
+    // This warpgroup's first row: 64 per warpgroup below each tile of 16 * wm.
+    llvm::Value *m_index = wg_m == 1 ? b_.getInt32(0) : b_.CreateAnd(wg, b_.getInt32(wg_m - 1));
+    desc_a = b_.CreateAdd(wgmma_desc(sa), scaled(m_index, offset(sa, 64, 0)));
   }
+  if (wn > 1) // this warpgroup's first column
+    desc_b =
+        b_.CreateAdd(desc_b, scaled(b_.CreateLShr(wg, gpu::log2_exact(wg_m)), offset(sb, cols, 0)));
   const int kb = gpu::log2_exact(K / ks_len);
   d = target_->wgmma_fence(d);
   for (int64_t ks = 0; ks < K / ks_len; ++ks) {
@@ -139,7 +150,7 @@ auto Lowering::lower_dot_wgmma(const ir::Op &op) -> void {
         const int64_t w0 = (ks << 2) | (mi << (2 + kb));
         av.assign(a_words.begin() + w0, a_words.begin() + w0 + 4);
       } else {
-        av = {desc_plus(desc_a, offset(sa, 16 * nw * mi, ks_len * ks))};
+        av = {desc_plus(desc_a, offset(sa, 16 * wm * mi, ks_len * ks))};
       }
       // Slots c | n tile << 2 | m tile << ...: an m tile's are the instruction's d0, d1, ...
       std::vector<llvm::Value *> part(d.begin() + mi * per_tile, d.begin() + (mi + 1) * per_tile);

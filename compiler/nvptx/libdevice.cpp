@@ -64,9 +64,11 @@ void link_libdevice(llvm::Module &m) {
   for (llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
-  // libdevice asks __nvvm_reflect("__CUDA_FTZ"); Triton keeps denormals.
+  // libdevice asks __nvvm_reflect("__CUDA_FTZ"): 1, as Triton 3.6 sets it
+  // (set_nvvm_reflect_ftz), so that its functions flush denormals as
+  // Triton's do (its __nv_log2f is all .ftz instructions).
   if (!m.getModuleFlag("nvvm-reflect-ftz"))
-    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+    m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{1});
 }
 
 } // namespace kiln::nvptx
