@@ -174,10 +174,14 @@ void JitFunction::bind(std::span<const Arg> args, Bound &b) const {
       continue;
     if (!defaults_[i])
       arg_error("missing a required argument: '" + params_[i].name + "'" +
-                (info_.heuristics_error.empty() ? std::string()
-                                                : "; its @triton.heuristics could not be read, so "
-                                                  "pass what they compute explicitly: " +
-                                                      info_.heuristics_error));
+                (i < info_.params.size() && !info_.params[i].unevaluated_default.empty()
+                     ? "; its default (" + info_.params[i].unevaluated_default +
+                           ") is computed by host code kiln does not run, so pass it explicitly"
+                 : info_.heuristics_error.empty()
+                     ? std::string()
+                     : "; its @triton.heuristics could not be read, so "
+                       "pass what they compute explicitly: " +
+                           info_.heuristics_error));
     b.args[i] = &*defaults_[i];
   }
 }

@@ -383,6 +383,34 @@ def mark(out_ptr, ON_GPU: tl.constexpr, NEVER: tl.constexpr):
   }
 }
 
+TEST_CASE("decorators: a default that host code computes is named when it is missing, and may be "
+          "passed") {
+  // vLLM's attention kernels: `FP8_MIN: tl.constexpr = float8_info.min`,
+  // float8_info = torch.finfo(current_platform.fp8_dtype()).
+  kiln::Module m = kiln::Module::from_string(R"(import torch
+import triton
+import triton.language as tl
+
+float8_info = torch.finfo(torch.float8_e4m3fn)
+
+
+@triton.jit
+def clamp_low(x_ptr, FP8_MIN: tl.constexpr = float8_info.min):
+    tl.store(x_ptr, tl.maximum(tl.load(x_ptr), FP8_MIN))
+)",
+                                             "host_default.py");
+  float x = -1000.0f;
+  m.kernel("clamp_low")[{1}](&x, kiln::arg("FP8_MIN", -448.0));
+  CHECK(x == -448.0f);
+  try {
+    m.kernel("clamp_low")[{1}](&x);
+    FAIL("a launch without FP8_MIN did not throw");
+  } catch (const kiln::ArgumentError &e) {
+    CHECK(contains(e.what(), "missing a required argument: 'FP8_MIN'"));
+    CHECK(contains(e.what(), "its default (float8_info.min) is computed by host code"));
+  }
+}
+
 TEST_CASE("decorators: heuristics that host code builds leave the kernel usable with explicit values") {
   // FlagGems reads its heuristics from a config file at import time.
   kiln::Module m = kiln::Module::from_string(R"(import triton

@@ -158,7 +158,12 @@ ir::Value *IrGen::to_tensor(const Val &v, const char *what) {
   case Val::Kind::Const:
     switch (v.c.kind) {
     case ConstValue::Kind::Int:
-      return builder().constant_int(Type::scalar(fits_i32(v.c.i) ? DType::i32 : DType::i64), v.c.i);
+      // Triton's to_tensor: int32, else uint32 up to 2^32 (0xFFFFFFFF), else int64.
+      return builder().constant_int(Type::scalar(fits_i32(v.c.i) ? DType::i32
+                                                 : v.c.i >= 0 && v.c.i <= int64_t{UINT32_MAX}
+                                                     ? DType::u32
+                                                     : DType::i64),
+                                    v.c.i);
     case ConstValue::Kind::Float: return builder().constant_float(Type::scalar(DType::f32), v.c.f);
     case ConstValue::Kind::Bool: return builder().constant_int(Type::scalar(DType::i1), v.c.b);
     default: break;

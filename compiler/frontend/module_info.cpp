@@ -826,8 +826,14 @@ private:
       // Other annotations (`x: torch.Tensor`, `n: int`) are Python type
       // hints; Triton specializes such parameters by value, as kiln does.
     }
-    if (p.default_value)
+    if (p.default_value) {
       info.default_value = try_constant(*p.default_value);
+      if (!info.default_value) {
+        info.unevaluated_default = dotted_name(*p.default_value);
+        if (info.unevaluated_default.empty())
+          info.unevaluated_default = "an expression";
+      }
+    }
     return info;
   }
 

@@ -31,6 +31,10 @@ struct ParamInfo {
   bool do_not_specialize = false;
   bool do_not_specialize_on_alignment = false;
   std::optional<ConstValue> default_value;
+  /// A default kiln could not evaluate (host code computes it, e.g.
+  /// `FP8_MIN: tl.constexpr = torch.finfo(...).min`), as written, or
+  /// "an expression"; "" when there is none or it was evaluated.
+  std::string unevaluated_default;
   Loc loc;
 };
 

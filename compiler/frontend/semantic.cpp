@@ -13,14 +13,21 @@ namespace {
 
 // Triton's kinds: bool < uint < int < fp. A Python scalar of a lower or equal
 // kind than the tensor does not take part in promotion.
+/// Whether integer type `t` holds `v`.
+bool fits_int_type(int64_t v, DType t) {
+  const int bits = 8 * static_cast<int>(dtype_size(t));
+  if (bits >= 64)
+    return !is_unsigned_int(t) || v >= 0;
+  if (is_unsigned_int(t))
+    return v >= 0 && v < (int64_t{1} << bits);
+  return v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1));
+}
+
+/// Triton's dtype.KIND: boolean < integral (signed or not) < floating.
 int kind_rank(const Type &t) {
   if (t.is_bool())
     return 0;
-  if (is_unsigned_int(t.elem))
-    return 1;
-  if (is_signed_int(t.elem))
-    return 2;
-  return 3;
+  return t.is_int() ? 1 : 2;
 }
 
 } // namespace
@@ -142,6 +149,19 @@ Type Semantic::computation_type(const Operand &a, const Operand &b, bool div_or_
     if (kind_rank(scalar) <= kind_rank(tensor)) {
       if (div_or_mod && (tensor.elem == DType::f16 || tensor.elem == DType::bf16))
         return Type::scalar(DType::f32);
+      // The number takes the tensor's integer type (a u32 // 4096 is u32's),
+      // so it must fit it, as Triton checks.
+      const ir::Op *lit = (a.is_scalar_literal ? a : b).value->def;
+      if (tensor.is_int() && !tensor.is_bool() && !scalar.is_bool() && lit &&
+          lit->kind == ir::OpKind::Constant) {
+        const int64_t v = lit->i;
+        if (v < 0 && is_unsigned_int(tensor.elem))
+          fail("cannot combine the " + tensor.str() + " tensor with the negative number " +
+               std::to_string(v) + " (as in Triton); cast one of them with .to(...)");
+        if (!fits_int_type(v, tensor.elem))
+          fail("the number " + std::to_string(v) + " is out of range for " + tensor.str() +
+               " (as in Triton); cast the tensor with .to(...)");
+      }
       return tensor;
     }
   }
@@ -189,7 +209,13 @@ Value *Semantic::binary(Op op, Operand a, Operand b) {
   }
 
   const bool div_or_mod = op == Op::Div || op == Op::Mod || op == Op::FloorDiv;
-  Type t = computation_type(a, b, div_or_mod);
+  // Bitwise ops and shifts promote both sides as integers, a number too
+  // (Triton's bitwise_op_type_checking_impl): int8 & 0x80 is int32's.
+  const bool bitwise = op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor ||
+                       op == Op::LShift || op == Op::RShift;
+  Type t = bitwise && x->type.is_int() && y->type.is_int()
+               ? integer_promote(x->type.element(), y->type.element())
+               : computation_type(a, b, div_or_mod);
   BinaryOp bop;
   switch (op) {
   case Op::Add: bop = BinaryOp::Add; break;

@@ -80,11 +80,17 @@ nlohmann::json spec_value(const std::string &text) {
     return false;
   if (text == "None" || text == "null")
     return nullptr;
+  // Each on its own: stoll throws on "-inf" and ".5", which stod reads
+  // (vLLM passes MASK_VALUE=float("-inf")).
   try {
     size_t used = 0;
     const long long i = std::stoll(text, &used, 0);
     if (used == text.size())
       return i;
+  } catch (const std::exception &) {
+  }
+  try {
+    size_t used = 0;
     const double d = std::stod(text, &used);
     if (used == text.size())
       return d;
