@@ -129,6 +129,43 @@ TEST_CASE("module model: host code around a kernel is never an error by itself")
     CHECK(out[i] == doctest::Approx(2.0f * i + 0.5f));
 }
 
+TEST_CASE(
+    "module model: a constexpr either way a host test goes is a constexpr, unequal ones are not") {
+  // vLLM's gumbel sampler: HAS_TRITON probes Triton's drivers, host code
+  // kiln does not run; both branches hold the same number.
+  kiln::Module m = kiln::Module::from_string(R"(from importlib.util import find_spec
+import triton
+import triton.language as tl
+
+HAS_TRITON = find_spec("triton") is not None
+if HAS_TRITON:
+    try:
+        from triton.backends import backends
+        if len([b for b in backends.values() if b.driver.is_active()]) != 1:
+            HAS_TRITON = False
+    except ImportError:
+        HAS_TRITON = False
+
+_MIN = tl.constexpr(0.25) if HAS_TRITON else 0.25
+_ODD = tl.constexpr(0.25) if HAS_TRITON else 0.5
+
+
+@triton.jit
+def add_min(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + _MIN)
+
+
+@triton.jit
+def add_odd(x_ptr):
+    tl.store(x_ptr, tl.load(x_ptr) + _ODD)
+)",
+                                             "either_way.py");
+  float x = 1.0f;
+  m.kernel("add_min")[{1}](&x);
+  CHECK(x == 1.25f);
+  CHECK_THROWS_AS(m.kernel("add_odd")[{1}](&x), kiln::CompileError);
+}
+
 TEST_CASE("module model: `fn = triton.jit(_fn)` makes a jit function, with options") {
   kiln::Module m = kiln::Module::from_string(R"(import triton
 import triton.language as tl

@@ -494,6 +494,11 @@ private:
           continue;
         }
       }
+      if (v.kind == ExprKind::IfExp)
+        if (auto c = constexpr_either_way(v)) {
+          bind_global(name, *c, true, s.loc);
+          continue;
+        }
       if (v.kind == ExprKind::Call && is_path(*v.children[0], "triton.language.constexpr")) {
         std::string why;
         if (v.children.size() == 2)
@@ -567,6 +572,25 @@ private:
     if (auto c = try_constant(v))
       return bind_global(name, *c, false, s.loc);
     bind_host(name, "a value computed by host code", s.loc);
+  }
+
+  /// `tl.constexpr(v) if HAS_TRITON else v` (vLLM's samplers): both
+  /// branches the same number, one of them a tl.constexpr, so the test
+  /// (host code that probes Triton's drivers) cannot change what a kernel
+  /// reads; a process that compiles kernels has Triton.
+  std::optional<ConstValue> constexpr_either_way(const Expr &if_exp) {
+    auto branch = [&](const Expr &e, bool &wrapped) -> std::optional<ConstValue> {
+      wrapped = e.kind == ExprKind::Call && is_path(*e.children[0], "triton.language.constexpr");
+      if (wrapped)
+        return e.children.size() == 2 ? try_constant(*e.children[1]) : std::nullopt;
+      return try_constant(e);
+    };
+    bool wa = false, wb = false;
+    const std::optional<ConstValue> a = branch(*if_exp.children[1], wa),
+                                    b = branch(*if_exp.children[2], wb);
+    if (!a || !b || !(wa || wb) || a->repr() != b->repr())
+      return std::nullopt;
+    return a;
   }
 
   void bind_global(const std::string &name, ConstValue value, bool is_constexpr, Loc loc) {
