@@ -81,6 +81,58 @@ cases.append(Case("lang", L, "fp8_round_trip", [1],
                        BLOCK=128),
                   ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": i["x_ptr"], "e5_ptr": i["x_ptr"]}, exact=True))
 
+
+def _fp8_decode(codes, e5):
+    """The values of fp8 codes (e4m3fn: S.1111.111 is NaN; e5m2: IEEE-like)."""
+    c = codes.astype(np.int64)
+    mbits, bias = (2, 15) if e5 else (3, 7)
+    emax = (1 << (7 - mbits)) - 1
+    exp, man = (c >> mbits) & emax, c & ((1 << mbits) - 1)
+    mag = np.where(exp == 0, man * 2.0 ** (1 - bias - mbits), (1 + man / 2.0 ** mbits) * 2.0 ** (exp - bias))
+    if e5:
+        mag = np.where(exp == emax, np.where(man == 0, np.inf, np.nan), mag)
+    else:
+        mag = np.where((exp == emax) & (man == (1 << mbits) - 1), np.nan, mag)
+    return np.where(c & 0x80, -mag, mag).astype(np.float32)
+
+
+def _fp8_encode(x, e5):
+    """Nearest code, ties to the even code, saturating at the largest finite
+    value (infinities too); NaN is 0x7F."""
+    mags = _fp8_decode(np.arange(128), e5).astype(np.float64)
+    finite = np.flatnonzero(np.isfinite(mags))
+    mags = mags[finite]
+    a = np.abs(x.astype(np.float64))
+    out = np.empty(x.shape, np.uint8)
+    for i, v in enumerate(a):
+        if np.isnan(v):
+            out[i] = 0x7F
+            continue
+        d = np.abs(mags - min(v, mags[-1]))
+        best = np.flatnonzero(d == d.min())
+        code = finite[best[0]] if len(best) == 1 else finite[[b for b in best if finite[b] % 2 == 0][0]]
+        out[i] = code | (0x80 if np.signbit(x[i]) else 0)
+    return out
+
+
+_codes = np.arange(256, dtype=np.uint8)
+cases.append(Case("lang", L, "fp8_decode", [2],
+                  dict(code_ptr=_codes, e4_ptr="zeros:256:f32", e5_ptr="zeros:256:f32", n=256, BLOCK=128),
+                  ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": _fp8_decode(i["code_ptr"], False),
+                                                   "e5_ptr": _fp8_decode(i["code_ptr"], True)}, tol=0.0))
+# Every finite value of both formats, the midpoints between neighbours (ties
+# to even) and a step either side of them, tiny and huge values, inf, NaN, -0.
+_v = np.unique(np.concatenate([_fp8_decode(_codes, False), _fp8_decode(_codes, True)]).astype(np.float64))
+_v = _v[np.isfinite(_v) & (_v >= 0)]
+_mid = (_v[1:] + _v[:-1]) / 2
+_x = np.concatenate([_v, _mid, np.nextafter(_mid.astype(np.float32), np.float32(0)),
+                     np.nextafter(_mid.astype(np.float32), np.float32(np.inf)), [1e-12, 1e-3, 500.0, 1e6, 1e30]])
+_x = np.concatenate([_x, -_x, [np.inf, -np.inf, np.nan, -0.0]]).astype(np.float32)
+cases.append(Case("lang", L, "fp8_encode", [(_x.size + 255) // 256],
+                  dict(x_ptr=_x, e4_ptr=f"zeros:{_x.size}:u8", e5_ptr=f"zeros:{_x.size}:u8", n=_x.size, BLOCK=256),
+                  ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": _fp8_encode(i["x_ptr"], False),
+                                                   "e5_ptr": _fp8_encode(i["x_ptr"], True)}, exact=True))
+
 dx, dy = f32(3000), (f32(3000) + np.float32(2.0))
 cases.append(Case("lang", L, "exact_div", [3],
                   dict(x_ptr=dx, y_ptr=dy, out_ptr="zeros:3000:f32", sqrt_ptr="zeros:3000:f32", n=3000, BLOCK=1024),

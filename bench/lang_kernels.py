@@ -78,6 +78,24 @@ def fp8_round_trip(x_ptr, e4_ptr, e5_ptr, n, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def fp8_decode(code_ptr, e4_ptr, e5_ptr, n, BLOCK: tl.constexpr):
+    # Every code of both formats to float (inf and NaN codes too).
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c = tl.load(code_ptr + offs, mask=offs < n)
+    tl.store(e4_ptr + offs, c.to(tl.float8e4nv, bitcast=True).to(tl.float32), mask=offs < n)
+    tl.store(e5_ptr + offs, c.to(tl.float8e5, bitcast=True).to(tl.float32), mask=offs < n)
+
+
+@triton.jit
+def fp8_encode(x_ptr, e4_ptr, e5_ptr, n, BLOCK: tl.constexpr):
+    # Float to fp8 codes: rounding to nearest even, saturation, NaN.
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+    tl.store(e4_ptr + offs, x.to(tl.float8e4nv).to(tl.uint8, bitcast=True), mask=offs < n)
+    tl.store(e5_ptr + offs, x.to(tl.float8e5).to(tl.uint8, bitcast=True), mask=offs < n)
+
+
+@triton.jit
 def exact_div(x_ptr, y_ptr, out_ptr, sqrt_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x = tl.load(x_ptr + offs, mask=offs < n, other=1.0)

@@ -15,7 +15,7 @@ namespace kiln::llvmgen::detail {
 
 auto Lowering::round_half(llvm::Value *x, DType t) -> llvm::Value * {
   if (is_fp8(t))
-    return fp8_to_float(b_, float_to_fp8(b_, x, t), t);
+    return from_fp8(to_fp8(x, t), t);
   if (t == DType::f16)
     return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
   if (t == DType::bf16 && target_->native_bf16())
@@ -30,6 +30,18 @@ auto Lowering::round_half(llvm::Value *x, DType t) -> llvm::Value * {
     return b_.CreateBitCast(b_.CreateAnd(r, b_.getInt32(0xFFFF0000u)), b_.getFloatTy());
   }
   return x;
+}
+
+auto Lowering::from_fp8(llvm::Value *code, DType t) -> llvm::Value * {
+  if (llvm::Value *f = target_->fp8_to_float(code, t))
+    return f;
+  return fp8_to_float(b_, code, t);
+}
+
+auto Lowering::to_fp8(llvm::Value *f, DType t) -> llvm::Value * {
+  if (llvm::Value *code = target_->float_to_fp8(f, t))
+    return code;
+  return float_to_fp8(b_, f, t);
 }
 
 auto Lowering::fresult(llvm::Value *x, const Type &t) -> llvm::Value * {
@@ -81,12 +93,12 @@ auto Lowering::bitcast(llvm::Value *x, const Type &from, const Type &to) -> llvm
       return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16),
                             b_.getInt16Ty());
     if (is_fp8(t))
-      return float_to_fp8(b_, v, t);
+      return to_fp8(v, t);
     return b_.CreateBitCast(v, b_.getIntNTy(ir::bit_width(Type::scalar(t))));
   };
   llvm::Value *bits = to_bits(x, from.elem);
   if (is_fp8(to.elem))
-    return fp8_to_float(b_, bits, to.elem);
+    return from_fp8(bits, to.elem);
   if (to.elem == DType::f16)
     return b_.CreateFPExt(b_.CreateBitCast(bits, b_.getHalfTy()), b_.getFloatTy());
   if (to.elem == DType::bf16)

@@ -7,7 +7,6 @@
 
 #include <llvm/IR/Intrinsics.h>
 
-#include "compiler/llvm/lower_fp8.hpp"
 #include "compiler/llvm/lower_print.hpp"
 
 #include "kiln/error.hpp"
@@ -30,7 +29,7 @@ auto Lowering::to_mem(llvm::Value *v, DType t) -> llvm::Value * {
       return b_.CreateBitCast(ext->getOperand(0), b_.getInt16Ty());
     return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
   default:
-    return is_fp8(t) ? float_to_fp8(b_, v, t) : v;
+    return is_fp8(t) ? to_fp8(v, t) : v;
   }
 }
 
@@ -569,7 +568,7 @@ auto Lowering::from_mem(llvm::Value *v, DType t) -> llvm::Value * {
       return b_.CreateFPExt(b_.CreateBitCast(v, b_.getBFloatTy()), b_.getFloatTy());
     return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
   default:
-    return is_fp8(t) ? fp8_to_float(b_, v, t) : v;
+    return is_fp8(t) ? from_fp8(v, t) : v;
   }
 }
 

@@ -258,6 +258,10 @@ private:
 
   llvm::Value *round_half(llvm::Value *x, DType t);
 
+  /// fp8 code <-> float: the target's instructions, else the shared arithmetic.
+  llvm::Value *from_fp8(llvm::Value *code, DType t);
+  llvm::Value *to_fp8(llvm::Value *f, DType t);
+
   llvm::Value *fresult(llvm::Value *x, const Type &t);
 
   llvm::Value *cast(llvm::Value *x, const Type &from, const Type &to);

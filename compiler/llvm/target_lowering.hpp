@@ -52,6 +52,12 @@ public:
   /// Whether bf16 converts to and from float by instructions (LLVM's
   /// bfloat type) rather than by the shared bit arithmetic.
   virtual bool native_bf16() const { return false; }
+  /// An i8 fp8 code of type `t` to the float it is, or a float to the code
+  /// (rounded to nearest even, saturating; llvm/lower_fp8.hpp), by the
+  /// target's conversion instructions; null for the shared arithmetic. The
+  /// result must be the shared lowering's, bit for bit (NaNs: any NaN).
+  virtual llvm::Value *fp8_to_float(llvm::Value * /*code*/, DType /*t*/) { return nullptr; }
+  virtual llvm::Value *float_to_fp8(llvm::Value * /*f*/, DType /*t*/) { return nullptr; }
 
   /// A load of one element of type `t` where `mask` holds, else `other`, as
   /// one instruction; null to let the shared lowering branch.

@@ -43,6 +43,10 @@ public:
   unsigned shared_bytes() const override { return shared_bytes_; }
   std::vector<llvm::Value *> load_matrices(llvm::Value *row, int count, bool trans) override;
   llvm::Value *round_tf32(llvm::Value *f) override;
+  // sm_89+ converts e4m3 and e5m2 by instruction, as Triton does; the
+  // shared lowering decodes through a table of 256 floats, a load an element.
+  llvm::Value *fp8_to_float(llvm::Value *code, DType t) override;
+  llvm::Value *float_to_fp8(llvm::Value *f, DType t) override;
   std::vector<llvm::Value *> mma(gpu::MmaKind k, const std::vector<llvm::Value *> &a,
                                  const std::vector<llvm::Value *> &b,
                                  const std::vector<llvm::Value *> &c) override;
@@ -437,6 +441,37 @@ auto NvptxTarget::load_matrices(llvm::Value *row, int count, bool trans)
   for (int i = 0; i < count; ++i)
     out.push_back(b_.CreateExtractValue(r, static_cast<unsigned>(i)));
   return out;
+}
+
+/// PTX's name of an fp8 type its cvt takes, or null.
+static const char *ptx_fp8(DType t) {
+  return t == DType::f8e4nv ? "e4m3" : t == DType::f8e5 ? "e5m2" : nullptr;
+}
+
+auto NvptxTarget::fp8_to_float(llvm::Value *code, DType t) -> llvm::Value * {
+  const char *fmt = ptx_fp8(t);
+  if (!fmt || l_.sm_ < 89 || llvm::isa<llvm::Constant>(code)) // constants fold in the shared way
+    return nullptr;
+  // The pair's low half is the code's value: f16 holds every e4m3 and e5m2
+  // value exactly, so the widening to float is exact too.
+  const std::string text =
+      std::string("{ .reg .b32 pair; cvt.rn.f16x2.") + fmt + "x2 pair, $1; cvt.u16.u32 $0, pair; }";
+  auto *fty = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
+  llvm::Value *half = b_.CreateCall(llvm::InlineAsm::get(fty, text, "=h,h", false),
+                                    {b_.CreateZExt(code, b_.getInt16Ty())});
+  return b_.CreateFPExt(b_.CreateBitCast(half, b_.getHalfTy()), b_.getFloatTy());
+}
+
+auto NvptxTarget::float_to_fp8(llvm::Value *f, DType t) -> llvm::Value * {
+  const char *fmt = ptx_fp8(t);
+  if (!fmt || l_.sm_ < 89 || llvm::isa<llvm::Constant>(f))
+    return nullptr;
+  // .satfinite: the largest finite value for overflows and infinities, as
+  // the shared rounding; the pair's low byte converts the second operand.
+  const std::string text = std::string("cvt.rn.satfinite.") + fmt + "x2.f32 $0, $1, $1;";
+  auto *fty = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getFloatTy()}, false);
+  llvm::Value *pair = b_.CreateCall(llvm::InlineAsm::get(fty, text, "=h,f", false), {f});
+  return b_.CreateTrunc(pair, b_.getInt8Ty());
 }
 
 auto NvptxTarget::round_tf32(llvm::Value *f) -> llvm::Value * {
