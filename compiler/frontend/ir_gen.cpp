@@ -101,6 +101,19 @@ const Val *CallArgs::find(size_t index, const char *name) const {
   return nullptr;
 }
 
+size_t CallArgs::position(const char *name) const {
+  if (signature) {
+    const auto p = std::find_if(signature->begin(), signature->end(),
+                                [&](const char *n) { return std::string_view(n) == name; });
+    if (p != signature->end()) {
+      const auto at = static_cast<size_t>(p - signature->begin());
+      return at > keyword_only ? kNoPosition : at;
+    }
+  }
+  throw std::logic_error("kiln bug: " + callee + " has no parameter '" + name +
+                         "' in its signature");
+}
+
 IrGen::IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,
              const compiler::ModuleGlobals *other_globals, const Options &options,
              ir::Program &program, bool gpu_target)

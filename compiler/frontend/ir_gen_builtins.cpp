@@ -330,31 +330,23 @@ Type sum_type(const Type &t) {
   return t.element();
 }
 
-/// Where a reduction's keep_dims and dtype sit among its positional
-/// parameters, as in Triton's signatures: sum(input, axis, keep_dims, dtype),
-/// xor_sum(input, axis, keep_dims), max(input, axis, return_indices,
-/// return_indices_tie_break_left, keep_dims), argmax(input, axis,
-/// tie_break_left, keep_dims).
-struct ReduceParams {
-  size_t keep_dims;
-  size_t dtype = CallArgs::kNoPosition;
-};
-constexpr ReduceParams kSumParams{2, 3}, kXorSumParams{2}, kMinMaxParams{4}, kArgParams{3};
-
-Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn, ReduceParams params) {
+/// A reduction: keep_dims and dtype are read where each builtin's signature
+/// puts them (sum(input, axis, keep_dims, dtype), max(input, axis,
+/// return_indices, return_indices_tie_break_left, keep_dims), ...).
+Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn) {
   ir::Value *x = tensor_arg(g, a, 0, "input", fn);
   if (!x->type.is_block())
     return Val::tensor(x);
   bool none = false;
   int axis = axis_arg(g, a, 1, fn, x->type.rank, true, &none);
-  const bool keep_dims = bool_kwarg(g, a, params.keep_dims, "keep_dims", false);
+  const bool keep_dims = bool_kwarg(g, a, a.position("keep_dims"), "keep_dims", false);
   const int orig_rank = x->type.rank;
   if (none && x->type.rank > 1)
     x = g.sem().reshape(x, {x->type.numel()});
   Type elem = x->type.element();
   if (kind == ir::ReduceOp::Sum || kind == ir::ReduceOp::Prod) {
     Type t = sum_type(elem);
-    if (const Val *dt = optional_arg(a, params.dtype, "dtype"))
+    if (const Val *dt = optional_arg(a, a.position("dtype"), "dtype"))
       t = g.const_dtype(*dt, "the dtype");
     x = g.sem().cast(x, t);
     elem = t;
@@ -380,30 +372,30 @@ Val reduce(IrGen &g, CallArgs &a, ir::ReduceOp kind, const char *fn, ReduceParam
 }
 
 Val tl_sum(IrGen &g, CallArgs &a) {
-  return reduce(g, a, ir::ReduceOp::Sum, "tl.sum", kSumParams);
+  return reduce(g, a, ir::ReduceOp::Sum, "tl.sum");
 }
 Val tl_prod(IrGen &g, CallArgs &a) {
-  return reduce(g, a, ir::ReduceOp::Prod, "tl.prod", kSumParams);
+  return reduce(g, a, ir::ReduceOp::Prod, "tl.prod");
 }
 Val tl_xor_sum(IrGen &g, CallArgs &a) {
-  return reduce(g, a, ir::ReduceOp::Xor, "tl.xor_sum", kXorSumParams);
+  return reduce(g, a, ir::ReduceOp::Xor, "tl.xor_sum");
 }
 Val tl_argmax(IrGen &g, CallArgs &a) {
-  return reduce(g, a, ir::ReduceOp::ArgMax, "tl.argmax", kArgParams);
+  return reduce(g, a, ir::ReduceOp::ArgMax, "tl.argmax");
 }
 Val tl_argmin(IrGen &g, CallArgs &a) {
-  return reduce(g, a, ir::ReduceOp::ArgMin, "tl.argmin", kArgParams);
+  return reduce(g, a, ir::ReduceOp::ArgMin, "tl.argmin");
 }
 
 Val minmax_reduce(IrGen &g, CallArgs &a, bool is_max) {
   const char *fn = is_max ? "tl.max" : "tl.min";
   const ir::ReduceOp value = is_max ? ir::ReduceOp::Max : ir::ReduceOp::Min;
   if (bool_kwarg(g, a, 2, "return_indices", false)) {
-    Val v = reduce(g, a, value, fn, kMinMaxParams);
-    Val i = reduce(g, a, is_max ? ir::ReduceOp::ArgMax : ir::ReduceOp::ArgMin, fn, kMinMaxParams);
+    Val v = reduce(g, a, value, fn);
+    Val i = reduce(g, a, is_max ? ir::ReduceOp::ArgMax : ir::ReduceOp::ArgMin, fn);
     return Val::tuple({v, i});
   }
-  return reduce(g, a, value, fn, kMinMaxParams);
+  return reduce(g, a, value, fn);
 }
 Val tl_max(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, true); }
 Val tl_min(IrGen &g, CallArgs &a) { return minmax_reduce(g, a, false); }

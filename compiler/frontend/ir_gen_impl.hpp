@@ -103,6 +103,10 @@ struct CallArgs {
 
   /// The argument at `index` or named `name`; `fallback` when absent (null: required).
   const Val *find(size_t index, const char *name) const;
+  /// Where the signature places parameter `name` (kNoPosition when it is
+  /// keyword-only), for handlers shared by builtins whose parameters sit at
+  /// different positions; a "kiln bug" error when there is no such parameter.
+  size_t position(const char *name) const;
 };
 
 class IrGen {
