@@ -81,9 +81,11 @@ Val tl_full(IrGen &g, CallArgs &a) {
   return full(g, shape, value, dt);
 }
 
-Val like(IrGen &g, CallArgs &a, const char *fn, const Val &value) {
+/// A block of `value` shaped as the input; full_like also takes a dtype
+/// (Triton's zeros_like(input) does not).
+Val like(IrGen &g, CallArgs &a, const char *fn, const Val &value, bool takes_dtype) {
   ir::Value *x = tensor_arg(g, a, 0, "input", fn);
-  const Val *dt = optional_arg(a, 2, "dtype");
+  const Val *dt = takes_dtype ? optional_arg(a, 2, "dtype") : nullptr;
   Type t = dt ? g.const_dtype(*dt, "the dtype") : x->type.element();
   std::vector<int64_t> shape(x->type.shape.begin(), x->type.shape.begin() + x->type.rank);
   if (shape.empty())
@@ -92,10 +94,10 @@ Val like(IrGen &g, CallArgs &a, const char *fn, const Val &value) {
 }
 
 Val tl_zeros_like(IrGen &g, CallArgs &a) {
-  return like(g, a, "tl.zeros_like", Val::constant(ConstValue::of_int(0)));
+  return like(g, a, "tl.zeros_like", Val::constant(ConstValue::of_int(0)), false);
 }
 Val tl_full_like(IrGen &g, CallArgs &a) {
-  return like(g, a, "tl.full_like", required(g, a, 1, "value", "tl.full_like"));
+  return like(g, a, "tl.full_like", required(g, a, 1, "value", "tl.full_like"), true);
 }
 
 Val tl_cast(IrGen &g, CallArgs &a) {
@@ -1015,10 +1017,8 @@ const HandlerTable &handlers() {
 /// The parameters of Triton's builtins (language/core.py, math.py,
 /// standard.py), in order, for Python's checks of a call: no more
 /// positional arguments than parameters, no unknown keyword, no parameter
-/// given twice. Builtins that take *args (reshape, view, broadcast_to,
-/// trans, permute, static_print) and those whose parameters differ between
-/// Triton versions (reductions, scans, zeros_like) are not listed: their
-/// handlers read the arguments they know.
+/// given twice. A "*name" entry is Python's *args (reshape, permute,
+/// device_print, ...). Builtins not listed read the arguments they know.
 const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
   using P = std::vector<const char *>;
   static const P x{"x"}, xy{"x", "y"}, atomic_rmw{"pointer", "val", "mask", "sem", "scope"},
@@ -1032,6 +1032,8 @@ const std::unordered_map<std::string, std::vector<const char *>> &signatures() {
       {"tl.arange", {"start", "end"}},
       {"tl.zeros", {"shape", "dtype"}},
       {"tl.full", {"shape", "value", "dtype"}},
+      {"tl.zeros_like", {"input"}},
+      {"tl.full_like", {"input", "value", "dtype"}},
       {"tl.cast", {"input", "dtype", "fp_downcast_rounding", "bitcast"}},
       {"tl.load",
        {"pointer", "mask", "other", "boundary_check", "padding_option", "cache_modifier",
