@@ -5,8 +5,12 @@
 # Triton's definition (same constants and rounds), so both backends must be
 # bit-exact with Triton.
 import os as _os
+import sys as _sys
 
-L = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "lang_kernels.py")
+_here = _os.path.dirname(_os.path.abspath(__file__))
+L = _os.path.join(_here, "lang_kernels.py")
+_sys.path.insert(0, _os.path.join(_here, "real_triton"))
+from bit_patterns import fp8_values  # noqa: E402
 
 for n, desc in [(64, False), (128, True)]:
     x = f32(5, n)
@@ -82,24 +86,10 @@ cases.append(Case("lang", L, "fp8_round_trip", [1],
                   ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": i["x_ptr"], "e5_ptr": i["x_ptr"]}, exact=True))
 
 
-def _fp8_decode(codes, e5):
-    """The values of fp8 codes (e4m3fn: S.1111.111 is NaN; e5m2: IEEE-like)."""
-    c = codes.astype(np.int64)
-    mbits, bias = (2, 15) if e5 else (3, 7)
-    emax = (1 << (7 - mbits)) - 1
-    exp, man = (c >> mbits) & emax, c & ((1 << mbits) - 1)
-    mag = np.where(exp == 0, man * 2.0 ** (1 - bias - mbits), (1 + man / 2.0 ** mbits) * 2.0 ** (exp - bias))
-    if e5:
-        mag = np.where(exp == emax, np.where(man == 0, np.inf, np.nan), mag)
-    else:
-        mag = np.where((exp == emax) & (man == (1 << mbits) - 1), np.nan, mag)
-    return np.where(c & 0x80, -mag, mag).astype(np.float32)
-
-
 def _fp8_encode(x, e5):
     """Nearest code, ties to the even code, saturating at the largest finite
     value (infinities too); NaN is 0x7F."""
-    mags = _fp8_decode(np.arange(128), e5).astype(np.float64)
+    mags = fp8_values(np.arange(128), e5).astype(np.float64)
     finite = np.flatnonzero(np.isfinite(mags))
     mags = mags[finite]
     a = np.abs(x.astype(np.float64))
@@ -118,11 +108,11 @@ def _fp8_encode(x, e5):
 _codes = np.arange(256, dtype=np.uint8)
 cases.append(Case("lang", L, "fp8_decode", [2],
                   dict(code_ptr=_codes, e4_ptr="zeros:256:f32", e5_ptr="zeros:256:f32", n=256, BLOCK=128),
-                  ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": _fp8_decode(i["code_ptr"], False),
-                                                   "e5_ptr": _fp8_decode(i["code_ptr"], True)}, tol=0.0))
+                  ["e4_ptr", "e5_ptr"], lambda i: {"e4_ptr": fp8_values(i["code_ptr"], False),
+                                                   "e5_ptr": fp8_values(i["code_ptr"], True)}, tol=0.0))
 # Every finite value of both formats, the midpoints between neighbours (ties
 # to even) and a step either side of them, tiny and huge values, inf, NaN, -0.
-_v = np.unique(np.concatenate([_fp8_decode(_codes, False), _fp8_decode(_codes, True)]).astype(np.float64))
+_v = np.unique(np.concatenate([fp8_values(_codes, False), fp8_values(_codes, True)]).astype(np.float64))
 _v = _v[np.isfinite(_v) & (_v >= 0)]
 _mid = (_v[1:] + _v[:-1]) / 2
 _x = np.concatenate([_v, _mid, np.nextafter(_mid.astype(np.float32), np.float32(0)),

@@ -1,6 +1,7 @@
 """NumPy has neither bfloat16 nor float8: their values as bit patterns
 (uint16, uint8), as `kiln run` reads and writes them (`@x.npy:bf16`,
-`@x.npy:fp8e4nv`). Shared by gpu_parity.py and numpy_check.py."""
+`@x.npy:fp8e4nv`). Shared by gpu_parity.py, numpy_check.py and
+bench/{gpu,lang}_cases.py."""
 import numpy as np
 
 
@@ -14,13 +15,24 @@ def bf16_values(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
+def fp8_values(codes, e5=False):
+    """The float32 value of fp8 codes: e4m3fn (S.1111.111 is NaN, no inf)
+    or, with e5, e5m2 (IEEE-like: exponent all ones is inf or NaN)."""
+    c = np.asarray(codes).astype(np.int64)
+    mbits, bias = (2, 15) if e5 else (3, 7)
+    emax, mmax = (1 << (7 - mbits)) - 1, (1 << mbits) - 1
+    exp, man = (c >> mbits) & emax, c & mmax
+    mag = np.where(exp == 0, man * 2.0 ** (1 - bias - mbits), (1 + man / 2.0 ** mbits) * 2.0 ** (exp - bias))
+    if e5:
+        mag = np.where(exp == emax, np.where(man == 0, np.inf, np.nan), mag)
+    else:
+        mag = np.where((exp == emax) & (man == mmax), np.nan, mag)
+    return np.where(c & 0x80, -mag, mag).astype(np.float32)
+
+
 def e4m3_values():
     """The value of each e4m3fn code (the two NaN codes read as 0)."""
-    codes = np.arange(256)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    exp, man = (codes >> 3) & 0xF, codes & 7
-    mag = np.where(exp == 0, man / 8.0 * 2.0 ** -6, (1 + man / 8.0) * 2.0 ** (exp - 7.0))
-    return np.where((codes & 0x7F) == 0x7F, 0.0, sign * mag).astype(np.float32)
+    return np.nan_to_num(fp8_values(np.arange(256)), nan=0.0)
 
 
 def e4m3_bits(rng, shape):
