@@ -81,30 +81,11 @@ bool Val::same_as(const Val &o) const {
   }
 }
 
-const Val *CallArgs::find(size_t index, const char *name) const {
-  if (signature) {
-    // Keyword-only parameters (after a "*args" one) are read at no position.
-    const auto p = std::find_if(signature->begin(), signature->end(),
-                                [&](const char *n) { return std::string_view(n) == name; });
-    const auto at = static_cast<size_t>(p - signature->begin());
-    const size_t want = at > keyword_only ? kNoPosition : at;
-    if (p == signature->end() || index != want)
-      throw std::logic_error("kiln bug: " + callee + " reads its argument '" + name +
-                             "' at position " + std::to_string(index) +
-                             ", which its signature does not place there");
-  }
-  if (index < pos.size())
-    return &pos[index];
-  for (const auto &[k, v] : kw)
-    if (k == name)
-      return &v;
-  return nullptr;
-}
-
 size_t CallArgs::position(const char *name) const {
   if (signature) {
     const auto p = std::find_if(signature->begin(), signature->end(),
                                 [&](const char *n) { return std::string_view(n) == name; });
+    // Keyword-only parameters (after a "*args" one) are read at no position.
     if (p != signature->end()) {
       const auto at = static_cast<size_t>(p - signature->begin());
       return at > keyword_only ? kNoPosition : at;
@@ -112,6 +93,19 @@ size_t CallArgs::position(const char *name) const {
   }
   throw std::logic_error("kiln bug: " + callee + " has no parameter '" + name +
                          "' in its signature");
+}
+
+const Val *CallArgs::find(size_t index, const char *name) const {
+  if (signature && index != position(name))
+    throw std::logic_error("kiln bug: " + callee + " reads its argument '" + name +
+                           "' at position " + std::to_string(index) +
+                           ", which its signature does not place there");
+  if (index < pos.size())
+    return &pos[index];
+  for (const auto &[k, v] : kw)
+    if (k == name)
+      return &v;
+  return nullptr;
 }
 
 IrGen::IrGen(const JitFunctionInfo &kernel, const compiler::GlobalValues &globals,

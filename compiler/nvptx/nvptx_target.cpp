@@ -443,14 +443,17 @@ auto NvptxTarget::load_matrices(llvm::Value *row, int count, bool trans)
   return out;
 }
 
-/// PTX's name of an fp8 type its cvt takes, or null.
-static const char *ptx_fp8(DType t) {
+/// PTX's name of the fp8 type of `v` when a cvt converts it here (sm_89+,
+/// e4m3 / e5m2), else null; constants fold in the shared way instead.
+static const char *cvt_fp8(DType t, const llvm::Value *v, int sm) {
+  if (sm < 89 || llvm::isa<llvm::Constant>(v))
+    return nullptr;
   return t == DType::f8e4nv ? "e4m3" : t == DType::f8e5 ? "e5m2" : nullptr;
 }
 
 auto NvptxTarget::fp8_to_float(llvm::Value *code, DType t) -> llvm::Value * {
-  const char *fmt = ptx_fp8(t);
-  if (!fmt || l_.sm_ < 89 || llvm::isa<llvm::Constant>(code)) // constants fold in the shared way
+  const char *fmt = cvt_fp8(t, code, l_.sm_);
+  if (!fmt)
     return nullptr;
   // The pair's low half is the code's value: f16 holds every e4m3 and e5m2
   // value exactly, so the widening to float is exact too.
@@ -463,8 +466,8 @@ auto NvptxTarget::fp8_to_float(llvm::Value *code, DType t) -> llvm::Value * {
 }
 
 auto NvptxTarget::float_to_fp8(llvm::Value *f, DType t) -> llvm::Value * {
-  const char *fmt = ptx_fp8(t);
-  if (!fmt || l_.sm_ < 89 || llvm::isa<llvm::Constant>(f))
+  const char *fmt = cvt_fp8(t, f, l_.sm_);
+  if (!fmt)
     return nullptr;
   // .satfinite: the largest finite value for overflows and infinities, as
   // the shared rounding; the pair's low byte converts the second operand.
