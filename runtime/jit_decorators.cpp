@@ -125,23 +125,9 @@ void JitFunction::apply_decorators(std::span<const Arg> args, Bound &b) const {
     dict.items.push_back(PyValue::of(ConstValue::of_str(params_[i].name)));
     dict.items.push_back(py_value(*a, params_[i].name));
   }
-  const frontend::ModuleInfo &mod = *info_.module;
-  frontend::PyEval eval(
-      *mod.ast.source,
-      [&](const std::string &name, std::string &why) -> std::optional<PyValue> {
-        if (auto g = mod.globals.find(name); g != mod.globals.end())
-          return PyValue::of(g->second.value);
-        if (auto f = mod.plain_functions.find(name); f != mod.plain_functions.end()) {
-          PyValue fn; // `lambda nargs: num_warps(nargs["N"])` calls a plain helper
-          fn.kind = PyValue::Kind::Function;
-          fn.def = f->second;
-          return fn;
-        }
-        if (auto h = mod.host_names.find(name); h != mod.host_names.end())
-          why = h->second.what;
-        return std::nullopt;
-      },
-      [&](const std::string &d) { return mod.canonical(d); });
+  // `lambda nargs: num_warps(nargs["N"])` may call a plain helper, its own
+  // module's or an imported one.
+  frontend::PyEval eval = frontend::module_evaluator(*info_.module);
   auto update = [&](const std::string &name, PyValue v) {
     for (size_t k = 0; k < dict.items.size(); k += 2)
       if (dict.items[k].c.s == name) {

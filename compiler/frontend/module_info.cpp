@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "compiler/frontend/import_demand.hpp"
 #include "compiler/frontend/ir_gen_impl.hpp"
 #include "compiler/frontend/module_set.hpp"
 #include "compiler/frontend/py_eval.hpp"
@@ -71,13 +72,6 @@ std::optional<std::pair<ModuleAlias, std::string>> member_of_path(std::string_vi
   return std::nullopt;
 }
 
-bool is_name_main_test(const Expr &e) {
-  if (e.kind != ExprKind::Compare || e.children.size() != 2 || e.cmp_ops[0] != Op::Eq)
-    return false;
-  const Expr &a = *e.children[0], &b = *e.children[1];
-  return (a.kind == ExprKind::Name && a.id == "__name__") || (b.kind == ExprKind::Name && b.id == "__name__");
-}
-
 /// The (module, name) pairs being evaluated across modules.
 using EvalGuard = std::set<std::pair<const ModuleInfo *, std::string>>;
 
@@ -122,7 +116,8 @@ PyEval module_evaluator(const ModuleInfo &m, std::shared_ptr<EvalGuard> evaluati
 
 class Analyzer {
 public:
-  Analyzer(ModuleInfo &m, ModuleSet &set) : m_(m), set_(set), src_(*m.ast.source) {}
+  Analyzer(ModuleInfo &m, ModuleSet &set, const FileDemand *demand)
+      : m_(m), set_(set), src_(*m.ast.source), demand_(demand) {}
 
   void run() {
     for (const StmtPtr &s : m_.ast.body)
@@ -313,9 +308,18 @@ private:
           bind_host(as, "the module '" + path + "', which kernels cannot use", s.loc);
         continue;
       }
+      if (!needed(as)) {
+        bind_host(as, "the module '" + path + "', " + kNotLoaded, s.loc, path);
+        continue;
+      }
       import_module(as, path, 0, s.loc);
     }
   }
+
+  /// Whether an import binding `name` must be loaded (import_demand.hpp).
+  bool needed(const std::string &name) const { return !demand_ || demand_->needs(name); }
+  static constexpr const char *kNotLoaded =
+      "which no kernel reads (kiln did not load it; a bug if a kernel reads it: please report it)";
 
   void import_from(const Stmt &s) {
     const int level = relative_level(s);
@@ -329,6 +333,13 @@ private:
       if (level == 0 && (module == "triton" || module.rfind("triton.", 0) == 0 || module == "math")) {
         if (!bind_triton_path(as, module + "." + n.name))
           bind_host(as, "'" + module + "." + n.name + "', which kernels cannot use", s.loc);
+        continue;
+      }
+      if (!needed(as)) {
+        bind_host(as,
+                  "'" + std::string(static_cast<size_t>(level), '.') + module + "." + n.name +
+                      "', " + kNotLoaded,
+                  s.loc);
         continue;
       }
       import_member(as, module, n.name, level, s.loc);
@@ -346,7 +357,7 @@ private:
   /// The analysed module `dotted` imported from this file, or null with
   /// `why` set when it is not a kernel file kiln can load.
   const ModuleInfo *load_module(const std::string &dotted, int level, std::string &why) {
-    auto file = find_module_file(src_.path(), dotted, level, set_.search_path());
+    auto file = set_.find_file(src_.path(), dotted, level);
     const std::string shown = std::string(static_cast<size_t>(level), '.') + dotted;
     if (!file) {
       why = "the module '" + shown + "', which is not a file on kiln's module search path " +
@@ -896,6 +907,7 @@ private:
   ModuleInfo &m_;
   ModuleSet &set_;
   const SourceFile &src_;
+  const FileDemand *demand_; ///< null: every name
   int conditional_ = 0;
   std::map<std::string, const Stmt *> &plain_defs_ = m_.plain_functions;
   /// Module-level names being evaluated, of this module and those it
@@ -911,6 +923,18 @@ private:
 };
 
 } // namespace
+
+PyEval module_evaluator(const ModuleInfo &m) {
+  return module_evaluator(m, std::make_shared<EvalGuard>());
+}
+
+bool is_name_main_test(const Expr &e) {
+  if (e.kind != ExprKind::Compare || e.children.size() != 2 || e.cmp_ops[0] != Op::Eq)
+    return false;
+  const Expr &a = *e.children[0], &b = *e.children[1];
+  return (a.kind == ExprKind::Name && a.id == "__name__") ||
+         (b.kind == ExprKind::Name && b.id == "__name__");
+}
 
 std::string ModuleInfo::canonical(const std::string &name) const {
   const size_t dot = name.find('.');
@@ -963,8 +987,8 @@ const JitFunctionInfo *ModuleInfo::visible_function(const std::string &name) con
   return it == imported_functions.end() ? nullptr : it->second;
 }
 
-void analyze_into(ModuleInfo &m, ModuleSet &set) {
-  Analyzer a(m, set);
+void analyze_into(ModuleInfo &m, ModuleSet &set, const FileDemand *demand) {
+  Analyzer a(m, set, demand);
   a.run();
 }
 
@@ -973,7 +997,10 @@ std::shared_ptr<const ModuleInfo> ModuleInfo::analyze(Module ast, const std::vec
   m->ast = std::move(ast);
   auto set = std::make_shared<ModuleSet>(search_path);
   set->add(m->ast.source->path(), m.get());
-  analyze_into(*m, *set);
+  // Only the imports some kernel can reach are loaded.
+  auto demand = std::make_shared<ImportDemand>(m->ast, search_path);
+  set->set_demand(demand);
+  analyze_into(*m, *set, &demand->root());
   m->imports = std::move(set);
   return m;
 }

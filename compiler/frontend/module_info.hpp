@@ -156,6 +156,16 @@ struct ModuleInfo {
   static std::shared_ptr<const ModuleInfo> analyze(Module ast, const std::vector<std::string> &search_path = {});
 };
 
+class PyEval;
+
+/// An evaluator of `m`'s module-level data, as host code at module level
+/// sees it: constants, data assigned to names, and plain functions (its own
+/// and imported ones) that build data. What heuristics and decorators run on.
+PyEval module_evaluator(const ModuleInfo &m);
+
+/// `if __name__ == "__main__":`, the file's own main program.
+bool is_name_main_test(const Expr &e);
+
 /// Whether `path` ("triton.language.extra.libdevice") is a triton module kiln
 /// models: what host code may import with importlib at compile time.
 bool is_modelled_triton_module(std::string_view path);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compiler/frontend/import_demand.hpp"
 #include "compiler/frontend/module_info.hpp"
 #include "compiler/frontend/parser.hpp"
 #include "kiln/error.hpp"
@@ -79,6 +80,12 @@ std::optional<std::string> find_module_file(const std::string &importer_path, co
   return std::nullopt;
 }
 
+std::optional<std::string> ModuleSet::find_file(const std::string &importer_path,
+                                                const std::string &dotted, int level) {
+  return demand_ ? demand_->find_file(importer_path, dotted, level)
+                 : find_module_file(importer_path, dotted, level, search_path_);
+}
+
 void ModuleSet::add(const std::string &path, ModuleInfo *m) {
   // Made canonical only when an import first asks (load): a kernel file that
   // imports no file of its own pays no readlink per component of its path
@@ -94,12 +101,17 @@ const ModuleInfo &ModuleSet::load(const std::string &path) {
   unresolved_.clear();
   if (auto it = modules_.find(path); it != modules_.end())
     return *it->second;
-  auto file = std::make_shared<const SourceFile>(path, read_source_file(path, "module"));
+  FileDemand *demand = demand_ ? demand_->find(path) : nullptr;
   auto m = std::make_shared<ModuleInfo>();
-  m->ast = parse(file);
+  if (demand && demand->ast) {
+    m->ast = std::move(*demand->ast); // parsed by the demand's scan
+    demand->ast.reset();
+  } else {
+    m->ast = parse(std::make_shared<const SourceFile>(path, read_source_file(path, "module")));
+  }
   owned_.push_back(m);
   modules_[path] = m.get();
-  analyze_into(*m, *this);
+  analyze_into(*m, *this, demand);
   return *m;
 }
 

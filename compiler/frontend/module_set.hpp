@@ -13,6 +13,8 @@
 namespace kiln::frontend {
 
 struct ModuleInfo;
+struct FileDemand;
+class ImportDemand;
 
 /// Where `import` looks for a module, in order: the importing file's folder,
 /// the root of the package that folder belongs to (the parent of the topmost
@@ -36,21 +38,30 @@ public:
 
   const std::vector<std::string> &search_path() const { return search_path_; }
 
+  /// find_module_file on this set's search path, through the demand's memo.
+  std::optional<std::string> find_file(const std::string &importer_path, const std::string &dotted,
+                                       int level);
+
   /// The analysed module of `path`, loading it on first use. Throws
   /// CompileError (syntax errors) and RuntimeError (unreadable file).
   const ModuleInfo &load(const std::string &path);
   /// Registers the module being analysed so a cycle back to it finds it.
   void add(const std::string &path, ModuleInfo *m);
+  /// What each file must bind (import_demand.hpp); without one, every
+  /// import of every file is loaded.
+  void set_demand(std::shared_ptr<ImportDemand> demand) { demand_ = std::move(demand); }
 
 private:
   std::vector<std::string> search_path_;
+  std::shared_ptr<ImportDemand> demand_;
   std::map<std::string, ModuleInfo *> modules_;                  ///< by canonical path
   std::vector<std::pair<std::string, ModuleInfo *>> unresolved_; ///< added, not yet in modules_
   std::vector<std::shared_ptr<ModuleInfo>> owned_;
 };
 
 /// Analyses the parsed `m.ast` into `m`, loading what it imports through
-/// `set` (module_info.cpp).
-void analyze_into(ModuleInfo &m, ModuleSet &set);
+/// `set` (module_info.cpp): the imports of the names `demand` needs, or all
+/// of them when it is null.
+void analyze_into(ModuleInfo &m, ModuleSet &set, const FileDemand *demand);
 
 } // namespace kiln::frontend
