@@ -156,3 +156,50 @@ def relu_twice_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
   for (int i = 0; i < 4; ++i)
     CHECK(out[i] == 2 * std::max(x[i], 0.0f));
 }
+
+TEST_CASE(
+    "import demand: files importing each other, and an import under an if that a flag decides") {
+  kiln::test::TempDir dir;
+  write(dir, "cyc/__init__.py", "");
+  // vLLM's triton_utils: `tl` is bound under an if whose test is imported.
+  write(dir, "cyc/flags.py", "import os\n\nHAS_TRITON = True\nDEBUG = os.environ.get('DEBUG')\n");
+  write(dir, "cyc/lang.py", R"(from .flags import HAS_TRITON
+
+if HAS_TRITON:
+    import triton.language as tl
+else:
+    tl = None
+)");
+  write(dir, "cyc/b.py", R"(import triton
+from .lang import tl
+from .a import OFFSET
+
+
+@triton.jit
+def shift(x):
+    return tl.maximum(x, 0.0) + OFFSET
+)");
+  const std::string root = write(dir, "cyc/a.py", R"(import triton
+import triton.language as tl
+
+OFFSET = tl.constexpr(5.0)  # before the import of b, which reads it back (as Python needs)
+
+from .b import shift  # noqa: E402
+
+
+@triton.jit
+def shift_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, shift(tl.load(x_ptr + offs)))
+)");
+  ImportDemand demand(parse_file(root), {});
+  const std::string pkg = fs::weakly_canonical(dir.path / "cyc").string();
+  REQUIRE(demand.find(pkg + "/flags.py") != nullptr);
+  CHECK(demand.find(pkg + "/flags.py")->needs("HAS_TRITON"));
+  CHECK_FALSE(demand.find(pkg + "/flags.py")->needs("DEBUG"));
+  kiln::Module m = kiln::Module::from_file(root);
+  std::vector<float> x{1, 2, 3, 4}, out(4);
+  m.kernel("shift_kernel")[{1}](x.data(), out.data(), kiln::arg("BLOCK", 4));
+  for (int i = 0; i < 4; ++i)
+    CHECK(out[i] == x[i] + 5);
+}
