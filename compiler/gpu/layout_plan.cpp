@@ -32,8 +32,10 @@ LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm, bool wgmma)
     dots_ += count_dots(f->body);
   std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
     for (const ir::Op *o : blk.ops) {
-      for (const ir::Value *v : o->operands)
+      for (const ir::Value *v : o->operands) {
         ++uses_[v];
+        users_[v].push_back(o);
+      }
       for (const ir::Block *r : o->regions)
         count(*r);
     }
@@ -78,8 +80,14 @@ void LayoutPlan::settle(const ir::Block &b, bool &changed) {
       for (size_t i = 0; i < op->results.size(); ++i) {
         EncodingPtr e = pick(yield.operands[i], op->operands[3 + i]);
         // Carried pointers (a_ptrs += BK) in the layout their loads will ask for.
-        if (!e && body.args[1 + i]->type.is_block() && body.args[1 + i]->type.pointer)
-          e = access_layout(body.args[1 + i]);
+        if (!e && body.args[1 + i]->type.is_block() && body.args[1 + i]->type.pointer) {
+          // (fp8_gemm's `a_s_ptrs += 1`: in the slice layout its load takes)
+          for (const ir::Op *l : users_[body.args[1 + i]])
+            if (!e && l->kind == OpKind::Load && l->operands[0] == body.args[1 + i])
+              e = accumulator_slice(l->result());
+          if (!e)
+            e = access_layout(body.args[1 + i]);
+        }
         carry(body.args[1 + i], e, changed);
         carry(op->results[i], e, changed);
       }
@@ -211,6 +219,40 @@ EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
   return default_blocked(shape_of(ptr->type), warps_, static_cast<int>(vec), order);
 }
 
+const ir::Op *LayoutPlan::only_user(const ir::Value *v) const {
+  auto n = uses_.find(v);
+  return n == uses_.end() || n->second != 1 ? nullptr : users_.at(v)[0];
+}
+
+/// A 1-D load read only as `x[:, None]` / `x[None, :]` beside a tensor-core
+/// accumulator (DeepSeek-V3's fp8_gemm scales per row and per column, a
+/// bias in a matmul's epilogue) is loaded in the accumulator's slice
+/// layout, as Triton's layout propagation does: each thread reads the rows
+/// or columns it holds (neighbours' loads share a sector), where a blocked
+/// load needs a conversion through shared memory, two barriers, each time.
+EncodingPtr LayoutPlan::accumulator_slice(const ir::Value *load) {
+  const ir::Op *x = only_user(load);
+  if (load->type.rank != 1 || !x || x->kind != OpKind::ExpandDims || asking_.count(load))
+    return nullptr;
+  const ir::Value *e = x->result();
+  const ir::Op *u = only_user(e);
+  while (u && u->kind == OpKind::Broadcast) {
+    e = u->result();
+    u = only_user(e);
+  }
+  if (!u || (u->kind != OpKind::Binary && u->kind != OpKind::Fma) ||
+      !u->result()->type.same_shape(e->type))
+    return nullptr;
+  asking_.insert(load);
+  EncodingPtr acc;
+  for (const ir::Value *o : u->operands)
+    if (o != e && !acc)
+      if (EncodingPtr l = natural(o); l && l->kind == Encoding::Kind::Mma)
+        acc = l;
+  asking_.erase(load);
+  return acc ? slice(acc, x->axis) : nullptr;
+}
+
 EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   if (!v->def) {
     auto it = carried_.find(v);
@@ -225,6 +267,8 @@ EncodingPtr LayoutPlan::compute(const ir::Value *v) {
   case OpKind::Load:
     if (auto it = fragment_loads_.find(v); it != fragment_loads_.end())
       return it->second;
+    if (EncodingPtr e = accumulator_slice(v))
+      return e;
     [[fallthrough]];
   case OpKind::AtomicRMW:
   case OpKind::AtomicCAS:

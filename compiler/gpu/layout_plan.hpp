@@ -63,6 +63,8 @@ private:
   EncodingPtr default_layout(const ir::Type &t) const;
   EncodingPtr dot_layout(const ir::Op &op) const;
   void find_fragment_loads(const ir::Block &b);
+  EncodingPtr accumulator_slice(const ir::Value *load);
+  const ir::Op *only_user(const ir::Value *v) const;
 
   int warps_, sm_;
   bool wgmma_;
@@ -77,6 +79,8 @@ private:
   /// need more registers than the accumulator leaves.
   std::unordered_set<const ir::Value *> dot_ptrs_;
   std::unordered_map<const ir::Value *, int> uses_;
+  std::unordered_map<const ir::Value *, std::vector<const ir::Op *>> users_;
+  std::unordered_set<const ir::Value *> asking_; ///< accumulator_slice in progress
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value *, EncodingPtr>
       carried_; ///< block args and results of control flow
