@@ -326,11 +326,34 @@ auto Lowering::load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_ran
   return out;
 }
 
+/// The layout a store writes in: its value's, where that moves as many bytes
+/// an instruction as the pointer's access layout would and each lane's run
+/// continues the one before (weight_dequant stores the 16-element runs of
+/// its fp8 load as bf16: two 16-byte stores a run, where the access
+/// layout's 8-element runs cost a conversion of the whole block through
+/// shared memory); else the access layout.
+auto Lowering::store_map(const ir::Value *ptr, const ir::Value *val, const ir::Value *mask)
+    -> MapPtr {
+  const MapPtr a = map_for(plan_->access_layout(ptr), ptr->type);
+  const gpu::EncodingPtr ve = plan_->natural(val);
+  if (!ve)
+    return a;
+  const MapPtr v = map_for(ve, ptr->type);
+  const gpu::Shape shape = gpu::shape_of(ptr->type);
+  int dim = -1;
+  const int run = gpu::run_bits(*v, shape, &dim);
+  if (*v == *a || run == 0)
+    return a;
+  const bool lanes_follow = v->lane[0] == gpu::dim_offset(shape, dim) + run ||
+                            (int64_t{1} << run) == shape[static_cast<size_t>(dim)];
+  return lanes_follow && vector_width(*v, ptr, mask) >= vector_width(*a, ptr, mask) ? v : a;
+}
+
 auto Lowering::lower_store_gpu(const ir::Op &op) -> void {
   const ir::Value *ptr = op.operands[0], *val = op.operands[1];
   const ir::Value *mask = op.operands.size() > 2 ? op.operands[2] : nullptr;
   const DType et = ptr->type.elem;
-  const MapPtr m = map_for(plan_->access_layout(ptr), ptr->type);
+  const MapPtr m = store_map(ptr, val, mask);
   for (const ir::Value *o : op.operands)
     prepare(o, *m);
   llvm::Value *own = owner(*m);

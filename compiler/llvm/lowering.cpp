@@ -275,7 +275,7 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
   if (!v->type.is_block())
     return scalar(v);
   const Lowered &l = vals_.at(v);
-  if (!l.lazy) {
+  if (!l.lazy && !recomputed_here(v, l)) {
     if (distributed_)
       return read_held(v, l);
     return b_.CreateLoad(reg_type(v->type.element()),
@@ -332,6 +332,11 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
   }
 }
 
+auto Lowering::recomputed_here(const ir::Value *v, const Lowered &l) const -> bool {
+  return distributed_ && view_ && l.map && !gpu::slot_map(*view_, *l.map) &&
+         recompute_cost_.count(v);
+}
+
 auto Lowering::materialize(const ir::Value *v, llvm::Value *into) -> llvm::Value * {
   llvm::Value *buf = into ? into : alloc_buffer(v->type);
   for_elements(v->type, [&](const Idx &idx) {
@@ -377,9 +382,16 @@ auto Lowering::lower_pure(const ir::Op &op) -> void {
     set(res, compute(op, args), nullptr);
     return;
   }
-  int c = 1;
-  for (const ir::Value *o : op.operands)
+  int c = 1, rc = 1;
+  for (const ir::Value *o : op.operands) {
     c += cost(o);
+    if (rc && o->type.is_block()) {
+      auto r = recompute_cost_.find(o);
+      rc = r == recompute_cost_.end() ? 0 : rc + r->second;
+    }
+  }
+  if (distributed_ && rc && rc <= kMaxLazyCost && op.kind != OpKind::Gather)
+    recompute_cost_[res] = rc;
   Lowered l;
   l.lazy = true;
   vals_[res] = l;

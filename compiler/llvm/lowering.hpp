@@ -298,6 +298,7 @@ private:
   /// through `ptr` (and `mask`): a run along one dim, contiguous and aligned
   /// in memory by the axis info, one mask value per run, at most 16 bytes.
   int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask);
+  MapPtr store_map(const ir::Value *ptr, const ir::Value *val, const ir::Value *mask);
   /// An f32/f16/bf16 atomic add whose old values nobody reads, as vector
   /// reductions (up to 16 bytes an instruction); false (nothing emitted)
   /// where the elements do not pair up or the target has no such reduction.
@@ -676,6 +677,14 @@ private:
   uint64_t scratch_bytes_ = 0, stack_bytes_ = 0;
   std::unordered_map<const ir::Value *, Lowered> vals_;
   std::unordered_map<const ir::Value *, int> uses_, cost_;
+  /// GPU: the pure values computed from constants, aranges and scalars
+  /// alone (index and mask math), with what recomputing one costs. One
+  /// stored once for its several uses (lower_pure) is recomputed, not
+  /// converted through shared memory, where a use needs another layout
+  /// (weight_dequant's offsets and mask, read by an fp8 load and a bf16
+  /// store of different widths).
+  std::unordered_map<const ir::Value *, int> recompute_cost_;
+  bool recomputed_here(const ir::Value *v, const Lowered &l) const;
   std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
   std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
   std::unordered_map<const ir::Value *, Staged> prestaged_; ///< pipelined loads: where they are now
