@@ -292,9 +292,14 @@ auto Lowering::load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_ran
   std::vector<Idx> idx(m->slots());
   for_slots(*m, res->type, [&](int64_t s, const Idx &i) { idx[s] = i; });
   std::vector<llvm::Value *> out(m->slots());
+  const int64_t same = v == 1 ? same_address_slots(op, *m) : 0;
   with_view(*m, [&] {
     llvm::Value *first = nullptr;
     for (int64_t g = 0; g < m->slots(); g += v) {
+      if (g & same) { // an earlier slot of this thread reads the same address
+        out[g] = out[g & ~same];
+        continue;
+      }
       llvm::Value *p = g % run
                            ? b_.CreateInBoundsGEP(mem_type(et.elem), first, b_.getInt64(g % run))
                            : (first = at_slot(g, [&] { return element(ptr, idx[g]); }));
@@ -324,6 +329,34 @@ auto Lowering::load_slots(const ir::Op &op, const MapPtr &m, llvm::Value *in_ran
     return 0;
   });
   return out;
+}
+
+/// The slot bits of `m` that only move within groups of elements whose
+/// address, mask and `other` are the same (AxisInfo's constancy): a slot
+/// with such bits set reads what the slot without them read. DeepSeek-V3's
+/// fp8_gemm loads its per-column scales as `b_s_ptr + (offs_n // 128) * k`,
+/// one address for all 16 columns a thread holds: one load, not 16.
+auto Lowering::same_address_slots(const ir::Op &load, const gpu::BitMap &m) -> int64_t {
+  const ir::Value *ptr = load.operands[0];
+  if (!ptr->type.is_block())
+    return 0;
+  const gpu::Shape shape = gpu::shape_of(ptr->type);
+  analysis::AxisInfo a = plan_->axis().get(ptr);
+  for (size_t o = 1; o < load.operands.size(); ++o) { // mask, other
+    const analysis::AxisInfo &x = plan_->axis().get(load.operands[o]);
+    for (int d = 0; d < ptr->type.rank; ++d)
+      a.constancy[d] = std::min(a.constancy[d], x.constancy[d]);
+  }
+  int64_t bits = 0;
+  for (size_t k = 0; k < m.reg.size(); ++k) {
+    if (m.reg[k] < 0)
+      continue;
+    const auto [d, j] = gpu::bit_owner(shape, m.reg[k]);
+    const int64_t group = analysis::AxisInfoAnalysis::pow2_divisor(a.constancy[d]);
+    if ((int64_t{1} << (j + 1)) <= group)
+      bits |= int64_t{1} << k;
+  }
+  return bits;
 }
 
 /// The layout a store writes in: its value's, where that moves as many bytes

@@ -299,6 +299,7 @@ private:
   /// in memory by the axis info, one mask value per run, at most 16 bytes.
   int64_t vector_width(const gpu::BitMap &m, const ir::Value *ptr, const ir::Value *mask);
   MapPtr store_map(const ir::Value *ptr, const ir::Value *val, const ir::Value *mask);
+  int64_t same_address_slots(const ir::Op &load, const gpu::BitMap &m);
   /// An f32/f16/bf16 atomic add whose old values nobody reads, as vector
   /// reductions (up to 16 bytes an instruction); false (nothing emitted)
   /// where the elements do not pair up or the target has no such reduction.

@@ -5,9 +5,16 @@
 # barriers after the wgmma wait, and the loop-carried pointers converted
 # the same way. Such a vector (and an epilogue's bias) is now loaded in the
 # accumulator's slice layout, as Triton's layout propagation does: no
-# shared memory between the wgmma wait and the end of the iteration.
+# shared memory between the wgmma wait and the end of the iteration. The
+# per-column scale's address is one for every 64 columns (`offs_n // BK`,
+# AxisInfo's constancy): each thread loads it once, not once per column
+# it holds (16), and each of its two rows' scales once.
 # RUN: %kiln compile --target cuda:sm_90 --emit ptx --num-warps 8 --num-stages 3 %s scaled_gemm 'a_ptr=*fp16:D' 'b_ptr=*fp16:D' 'c_ptr=*fp32:D' 'a_s_ptr=*fp32:D' 'b_s_ptr=*fp32:D' 'bias_ptr=*fp32:D' M=i32:D N=1024 K=1024 BM=64 BN=128 BK=64 | %FileCheck %s
 # CHECK: .entry scaled_gemm
+# CHECK: cp.async.wait_group
+# CHECK-COUNT-3: ld.global.f32
+# CHECK-NOT: ld.global.f32
+# CHECK: wgmma.fence
 # CHECK: wgmma.mma_async
 # CHECK: wgmma.wait_group
 # CHECK-NOT: bar.sync
@@ -29,7 +36,7 @@ def scaled_gemm(a_ptr, b_ptr, c_ptr, a_s_ptr, b_s_ptr, bias_ptr, M, N: tl.conste
     a_ptrs = a_ptr + offs_m[:, None] * K + offs_k[None, :]
     b_ptrs = b_ptr + offs_n[None, :] * K + offs_k[:, None]
     a_s_ptrs = a_s_ptr + offs_m * k
-    b_s_ptrs = b_s_ptr + offs_n * k
+    b_s_ptrs = b_s_ptr + (offs_n // BK) * k
     acc = tl.zeros((BM, BN), dtype=tl.float32)
     for i in range(k):
         a = tl.load(a_ptrs)
