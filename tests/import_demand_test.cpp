@@ -114,11 +114,11 @@ TEST_CASE(
   kiln::test::TempDir dir;
   write(dir, "lib/__init__.py", "");
   // A heuristic calls an imported plain function whose body reads a table
-  // from a third module: all three must load.
-  write(dir, "lib/tables.py", "SMALL = 4\nLARGE = 8\n");
-  write(dir, "lib/tuning.py",
-        "from .tables import SMALL, LARGE\n\n\ndef pick(n):\n    return SMALL if n <= 4 else "
-        "LARGE\n");
+  // (a list: data, not a constant) from a third module: all three must load.
+  write(dir, "lib/tables.py", "SIZES = [4, 8]\n");
+  write(
+      dir, "lib/tuning.py",
+      "from .tables import SIZES\n\n\ndef pick(n):\n    return SIZES[0] if n <= 4 else SIZES[1]\n");
   // A module read by attribute (`ops.act.relu`), re-exporting from a fourth.
   write(dir, "lib/ops/__init__.py", "from . import act\n");
   write(dir, "lib/ops/act.py", "from .impl import relu\n");

@@ -95,6 +95,16 @@ PyEval module_evaluator(const ModuleInfo &m, std::shared_ptr<EvalGuard> evaluati
           PyEval inner = module_evaluator(*mod, evaluating);
           return inner.eval(*e->second);
         }
+        if (auto e = mod->imported_data.find(name);
+            e != mod->imported_data.end() && evaluating->insert({mod, name}).second) {
+          struct Done {
+            EvalGuard &s;
+            std::pair<const ModuleInfo *, std::string> key;
+            ~Done() { s.erase(key); }
+          } done{*evaluating, {mod, name}};
+          PyEval home = module_evaluator(*e->second.first, evaluating);
+          return home.eval(*e->second.second);
+        }
         PyValue f;
         f.kind = PyValue::Kind::Function;
         if (auto d = mod->plain_functions.find(name); d != mod->plain_functions.end()) {
@@ -189,6 +199,7 @@ private:
     m_.imported_plain_functions.erase(name);
     m_.compile_time_functions.erase(name);
     m_.data_exprs.erase(name);
+    m_.imported_data.erase(name);
     std::erase_if(m_.functions, [&](const auto &f) { return f->name == name; });
   }
 
@@ -465,12 +476,17 @@ private:
       const bool bound =
           bind_host(as, h->second.what + " (imported from " + mod->ast.source->path() + ")", loc,
                     h->second.module);
-      // A plain function stays callable by host code here, on its own module's names.
+      // A plain function stays callable by host code here, and data readable,
+      // on its own module's names.
       if (auto f = mod->plain_functions.find(name); bound && f != mod->plain_functions.end())
         m_.imported_plain_functions[as] = {mod, f->second};
       else if (auto g = mod->imported_plain_functions.find(name);
                bound && g != mod->imported_plain_functions.end())
         m_.imported_plain_functions[as] = g->second;
+      else if (auto d = mod->data_exprs.find(name); bound && d != mod->data_exprs.end())
+        m_.imported_data[as] = {mod, d->second};
+      else if (auto i = mod->imported_data.find(name); bound && i != mod->imported_data.end())
+        m_.imported_data[as] = i->second;
     } else {
       return false;
     }

@@ -124,6 +124,9 @@ struct ModuleInfo {
   /// Module-level names bound to data kiln did not evaluate (a config list
   /// built by host code), read when a decorator or host function needs them.
   std::map<std::string, const Expr *> data_exprs;
+  /// Such data bound by imports (`from .tables import SIZES`): evaluated on
+  /// its own module's names.
+  std::map<std::string, std::pair<const ModuleInfo *, const Expr *>> imported_data;
   /// Plain defs kiln runs at compile time (JitFunctionInfo::compile_time);
   /// empty unless the module decorates one `@tl.constexpr`.
   std::map<std::string, std::unique_ptr<JitFunctionInfo>> compile_time_functions;
