@@ -85,25 +85,24 @@ PyEval module_evaluator(const ModuleInfo &m, std::shared_ptr<EvalGuard> evaluati
       [mod, evaluating](const std::string &name, std::string &why) -> std::optional<PyValue> {
         if (auto g = mod->globals.find(name); g != mod->globals.end())
           return PyValue::of(g->second.value);
-        if (auto e = mod->data_exprs.find(name);
-            e != mod->data_exprs.end() && evaluating->insert({mod, name}).second) {
+        // Data (a config list), its own or imported, evaluated on its home
+        // module's names; a name already being evaluated (a cycle) has no value.
+        const std::pair<const ModuleInfo *, const Expr *> data =
+            [&]() -> std::pair<const ModuleInfo *, const Expr *> {
+          if (auto e = mod->data_exprs.find(name); e != mod->data_exprs.end())
+            return {mod, e->second};
+          if (auto e = mod->imported_data.find(name); e != mod->imported_data.end())
+            return e->second;
+          return {nullptr, nullptr};
+        }();
+        if (data.second && evaluating->insert({mod, name}).second) {
           struct Done {
             EvalGuard &s;
             std::pair<const ModuleInfo *, std::string> key;
             ~Done() { s.erase(key); }
           } done{*evaluating, {mod, name}};
-          PyEval inner = module_evaluator(*mod, evaluating);
-          return inner.eval(*e->second);
-        }
-        if (auto e = mod->imported_data.find(name);
-            e != mod->imported_data.end() && evaluating->insert({mod, name}).second) {
-          struct Done {
-            EvalGuard &s;
-            std::pair<const ModuleInfo *, std::string> key;
-            ~Done() { s.erase(key); }
-          } done{*evaluating, {mod, name}};
-          PyEval home = module_evaluator(*e->second.first, evaluating);
-          return home.eval(*e->second.second);
+          PyEval home = module_evaluator(*data.first, evaluating);
+          return home.eval(*data.second);
         }
         PyValue f;
         f.kind = PyValue::Kind::Function;
