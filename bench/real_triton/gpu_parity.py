@@ -444,6 +444,8 @@ def main():
             failures += not ok
             rows.append(dict(case=label, kiln_us=k_us, triton_us=t_us, kiln_burst_us=k_burst,
                              triton_burst_us=t_burst, max_err=worst, ok=ok))
+            if a.json:  # after every case: a run cut short by a time limit keeps what it measured
+                json.dump(rows, open(a.json, "w"), indent=1)
             print(f"{label:58s} {k_us:9.1f} {t_us:9.1f} {t_us / k_us:6.2f} {k_burst:9.1f} {t_burst:9.1f} "
                   f"{t_burst / k_burst:6.2f}  {worst:.1e}  {'ok' if ok else 'WRONG'}")
         except Exception as e:
