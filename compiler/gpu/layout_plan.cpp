@@ -151,11 +151,22 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
           dot_ptrs_.insert(l->operands[0]);
       }
       if (e->kind != Encoding::Kind::Mma || !a->def || a->def->kind != OpKind::Load ||
-          dtype_size(a->type.elem) != 2 || uses_[a] != 1)
+          dtype_size(a->type.elem) != 2 ||
+          std::find(b.ops.begin(), b.ops.end(), a->def) == b.ops.end())
         continue;
-      const bool outside = std::find(b.ops.begin(), b.ops.end(), a->def) != b.ops.end();
-      if (outside)
-        fragment_loads_[a] = dot_operand(0, e, 2);
+      // Every use the A operand of a tensor-core dot wanting the same
+      // fragments: causal attention reads q in two loops (the diagonal
+      // blocks and the rest), and a q staged through shared memory would be
+      // stored again every iteration of both.
+      const EncodingPtr want = dot_operand(0, e, 2);
+      bool fragments = true;
+      for (const ir::Op *u : users_[a]) {
+        const EncodingPtr ue = u->kind == OpKind::Dot ? dot_layout(*u) : nullptr;
+        fragments &= ue && ue->kind == Encoding::Kind::Mma && u->operands[0] == a &&
+                     u->operands[1] != a && dot_operand(0, ue, 2)->str() == want->str();
+      }
+      if (fragments)
+        fragment_loads_[a] = want;
     }
   }
 }
