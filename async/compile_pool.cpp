@@ -4,23 +4,15 @@
 
 #include <tbb/info.h>
 
-// oneTBB is not built with ThreadSanitizer, so TSan cannot see how it hands a
-// task to a worker. Under TSan, say it: a submitter releases `tsan_handoff`
-// once the task is built, a task acquires it before it reads anything
-// (its own captures included) and releases it when done, and the destructor
-// acquires it after the wait. No effect in other builds.
-#if defined(__SANITIZE_THREAD__)
-extern "C" void __tsan_acquire(void *addr);
-extern "C" void __tsan_release(void *addr);
+#include "async/tsan_handoff.hpp"
+
+// The pool's tasks go through oneTBB's flow graph: each says its hand-off to
+// TSan (async/tsan_handoff.hpp) through one address.
 namespace {
 char tsan_handoff;
 }
-#define KILN_TSAN_ACQUIRE() __tsan_acquire(&tsan_handoff)
-#define KILN_TSAN_RELEASE() __tsan_release(&tsan_handoff)
-#else
-#define KILN_TSAN_ACQUIRE() ((void)0)
-#define KILN_TSAN_RELEASE() ((void)0)
-#endif
+#define KILN_TSAN_ACQUIRE() kiln::async::tsan_acquire(&tsan_handoff)
+#define KILN_TSAN_RELEASE() kiln::async::tsan_release(&tsan_handoff)
 
 namespace kiln::async {
 

@@ -3,6 +3,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include "async/tsan_handoff.hpp"
 #include "compiler/cpu/object_loader.hpp"
 #include "kiln/error.hpp"
 #include "runtime/spec_key.hpp"
@@ -88,10 +89,18 @@ void CpuDriver::launch(const LoadedBinary &b, Grid grid, void **args, Stream) {
     entry(packed, g, 0, 1, thread_scratch(cb.scratch_bytes));
   } else {
     // Programs are independent; oneTBB splits the linear range adaptively.
+    // The launching thread's writes (the arguments' data) reach the workers,
+    // and theirs come back, through oneTBB: said to TSan (a JIT kernel's
+    // memcpy of an input written just before the launch looked racy).
+    char handoff = 0;
+    async::tsan_release(&handoff);
     tbb::parallel_for(tbb::blocked_range<uint64_t>(0, n),
                       [&](const tbb::blocked_range<uint64_t> &r) {
+                        async::tsan_acquire(&handoff);
                         entry(packed, g, r.begin(), r.end(), thread_scratch(cb.scratch_bytes));
+                        async::tsan_release(&handoff);
                       });
+    async::tsan_acquire(&handoff);
   }
   if (record.failed.load(std::memory_order_acquire)) {
     if (record.out_of_bounds)
