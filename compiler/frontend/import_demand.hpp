@@ -70,7 +70,7 @@ public:
   std::optional<std::string> find_file(const std::string &importer_path, const std::string &dotted,
                                        int level);
 
-  /// Files parsed (for tests and `-v`).
+  /// Files reached (the root included).
   size_t files() const;
 
 private:
