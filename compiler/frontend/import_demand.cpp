@@ -352,8 +352,9 @@ struct ImportDemand::Impl {
       File *t = find(f, module, level);
       if (t)
         ask(*t, member, d);
-      // `from . import utils` names a module when the package binds no such member.
-      if (!t || (!t->bindings.count(member) && t->ast))
+      // `from . import utils` names a module when the package binds no such
+      // member (or does not parse: the analysis then tries the module too).
+      if (!t || !t->ast || !t->bindings.count(member))
         if (File *sub = find(f, module.empty() ? member : module + "." + member, level))
           ask_module(*sub, d);
       break;
