@@ -18,17 +18,6 @@ struct Binding {
   std::vector<const Expr *> tests;
 };
 
-bool is_triton_module(const std::string &dotted) {
-  return dotted == "triton" || dotted.rfind("triton.", 0) == 0 || dotted == "math";
-}
-
-int relative_level(const Stmt &s) {
-  int level = 0;
-  while (level < static_cast<int>(s.module.size()) && s.module[level] == '.')
-    ++level;
-  return level;
-}
-
 /// The last part of a decorator's callee: "jit" for `@triton.jit(...)`.
 std::string decorator_name(const Expr &d) {
   const Expr &callee = d.kind == ExprKind::Call ? *d.children[0] : d;
@@ -116,12 +105,12 @@ struct ImportDemand::Impl {
       const Stmt &s = *p;
       if (s.kind == StmtKind::Import) {
         for (const ImportName &n : s.names)
-          if (!is_triton_module(n.name) && resolve(path, split_first(n.name).first, 0))
+          if (!is_modelled_import(n.name) && resolve(path, split_first(n.name).first, 0))
             return true;
       } else if (s.kind == StmtKind::ImportFrom) {
-        const int level = relative_level(s);
+        const int level = import_level(s);
         const std::string module = s.module.substr(static_cast<size_t>(level));
-        if ((level > 0 || !is_triton_module(module)) && resolve(path, module, level))
+        if ((level > 0 || !is_modelled_import(module)) && resolve(path, module, level))
           return true;
         if (level > 0) // `from . import utils` with no __init__.py
           for (const ImportName &n : s.names)
@@ -252,9 +241,9 @@ struct ImportDemand::Impl {
   }
 
   File *star_target(File &f, const Binding &b) {
-    const int level = relative_level(*b.stmt);
+    const int level = import_level(*b.stmt);
     const std::string module = b.stmt->module.substr(static_cast<size_t>(level));
-    if (level == 0 && is_triton_module(module))
+    if (level == 0 && is_modelled_import(module))
       return nullptr;
     File *t = find(f, module, level);
     if (t)
@@ -337,16 +326,16 @@ struct ImportDemand::Impl {
       break;
     case StmtKind::Import: {
       const ImportName &n = *b.import;
-      if (is_triton_module(n.name))
+      if (is_modelled_import(n.name))
         break;
       if (File *t = find(f, n.alias.empty() ? split_first(n.name).first : n.name, 0))
         ask_module(*t, d);
       break;
     }
     case StmtKind::ImportFrom: {
-      const int level = relative_level(s);
+      const int level = import_level(s);
       const std::string module = s.module.substr(static_cast<size_t>(level));
-      if (level == 0 && is_triton_module(module))
+      if (level == 0 && is_modelled_import(module))
         break;
       const std::string &member = b.import->name;
       File *t = find(f, module, level);

@@ -313,7 +313,7 @@ private:
       // `import a.b.c` binds `a`; `import a.b.c as x` binds x to a.b.c.
       const std::string path = n.alias.empty() ? n.name.substr(0, n.name.find('.')) : n.name;
       const std::string as = n.alias.empty() ? path : n.alias;
-      if (n.name == "triton" || n.name.rfind("triton.", 0) == 0 || n.name == "math") {
+      if (is_modelled_import(n.name)) {
         if (!bind_triton_path(as, path))
           bind_host(as, "the module '" + path + "', which kernels cannot use", s.loc);
         continue;
@@ -332,7 +332,7 @@ private:
       "which no kernel reads (kiln did not load it; a bug if a kernel reads it: please report it)";
 
   void import_from(const Stmt &s) {
-    const int level = relative_level(s);
+    const int level = import_level(s);
     const std::string module = s.module.substr(level);
     for (const ImportName &n : s.names) {
       const std::string as = n.alias.empty() ? n.name : n.alias;
@@ -340,7 +340,7 @@ private:
         import_star(module, level, s.loc);
         continue;
       }
-      if (level == 0 && (module == "triton" || module.rfind("triton.", 0) == 0 || module == "math")) {
+      if (level == 0 && is_modelled_import(module)) {
         if (!bind_triton_path(as, module + "." + n.name))
           bind_host(as, "'" + module + "." + n.name + "', which kernels cannot use", s.loc);
         continue;
@@ -354,14 +354,6 @@ private:
       }
       import_member(as, module, n.name, level, s.loc);
     }
-  }
-
-  /// `from ..x import y` is parsed with the dots kept in `module`.
-  static int relative_level(const Stmt &s) {
-    int level = 0;
-    while (level < static_cast<int>(s.module.size()) && s.module[level] == '.')
-      ++level;
-    return level;
   }
 
   /// The analysed module `dotted` imported from this file, or null with

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "compiler/frontend/ast.hpp"
 #include "compiler/frontend/import_demand.hpp"
 #include "compiler/frontend/module_info.hpp"
 #include "compiler/frontend/parser.hpp"
@@ -78,6 +79,17 @@ std::optional<std::string> find_module_file(const std::string &importer_path, co
     if (auto f = file_under(root, dotted))
       return f;
   return std::nullopt;
+}
+
+int import_level(const Stmt &s) {
+  int level = 0;
+  while (level < static_cast<int>(s.module.size()) && s.module[level] == '.')
+    ++level;
+  return level;
+}
+
+bool is_modelled_import(const std::string &dotted) {
+  return dotted == "triton" || dotted.rfind("triton.", 0) == 0 || dotted == "math";
 }
 
 std::optional<std::string> ModuleSet::find_file(const std::string &importer_path,

@@ -13,6 +13,7 @@
 namespace kiln::frontend {
 
 struct ModuleInfo;
+struct Stmt;
 struct FileDemand;
 class ImportDemand;
 
@@ -28,6 +29,14 @@ std::vector<std::string> module_search_roots(const std::string &importer_path,
 /// search path (then it is host code such as torch, and never compiled).
 std::optional<std::string> find_module_file(const std::string &importer_path, const std::string &dotted,
                                             int level, const std::vector<std::string> &extra);
+
+/// The level of `from ..x import y` (parsed with the dots kept in
+/// Stmt::module): its leading dots.
+int import_level(const Stmt &import_from);
+
+/// Whether `dotted` (an absolute import) names triton or any part of it, or
+/// Python's math: modules kiln models itself, never loaded from a file.
+bool is_modelled_import(const std::string &dotted);
 
 /// Every module loaded while analysing one root file, by canonical path. A
 /// module imported twice (or in a cycle) is analysed once. Owned by the root
