@@ -167,7 +167,7 @@ auto Lowering::prepare_tree(const ir::Value *v, const gpu::BitMap &view,
   if (!v->type.is_block() || !seen.insert({v, view.str()}).second)
     return;
   const Lowered &l = vals_.at(v);
-  if (!l.lazy && !(recompute_cost_.count(v) && !gpu::slot_map(view, *l.map))) {
+  if (!l.lazy && !recomputed_in(v, l, view)) {
     if (gpu::slot_map(view, *l.map))
       return;
     gpu::BitMap to = gpu::without_slot_copies(view);

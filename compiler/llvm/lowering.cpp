@@ -275,7 +275,7 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
   if (!v->type.is_block())
     return scalar(v);
   const Lowered &l = vals_.at(v);
-  if (!l.lazy && !recomputed_here(v, l)) {
+  if (!l.lazy && !(distributed_ && view_ && recomputed_in(v, l, *view_))) {
     if (distributed_)
       return read_held(v, l);
     return b_.CreateLoad(reg_type(v->type.element()),
@@ -332,9 +332,9 @@ auto Lowering::element(const ir::Value *v, const Idx &idx) -> llvm::Value * {
   }
 }
 
-auto Lowering::recomputed_here(const ir::Value *v, const Lowered &l) const -> bool {
-  return distributed_ && view_ && l.map && !gpu::slot_map(*view_, *l.map) &&
-         recompute_cost_.count(v);
+auto Lowering::recomputed_in(const ir::Value *v, const Lowered &l, const gpu::BitMap &view) const
+    -> bool {
+  return l.map && recompute_cost_.count(v) && !gpu::slot_map(view, *l.map);
 }
 
 auto Lowering::materialize(const ir::Value *v, llvm::Value *into) -> llvm::Value * {

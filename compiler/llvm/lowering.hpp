@@ -685,7 +685,8 @@ private:
   /// (weight_dequant's offsets and mask, read by an fp8 load and a bf16
   /// store of different widths).
   std::unordered_map<const ir::Value *, int> recompute_cost_;
-  bool recomputed_here(const ir::Value *v, const Lowered &l) const;
+  /// Whether stored `v` is recomputed, not read, by a use through `view`.
+  bool recomputed_in(const ir::Value *v, const Lowered &l, const gpu::BitMap &view) const;
   std::unordered_map<const ir::Value *, const ir::Value *> dot_acc_; ///< dot -> the addend it takes
   std::unordered_map<const ir::Value *, const ir::Value *> add_is_dot_; ///< fused add -> its dot
   std::unordered_map<const ir::Value *, Staged> prestaged_; ///< pipelined loads: where they are now
