@@ -32,10 +32,8 @@ LayoutPlan::LayoutPlan(const ir::Program &p, int num_warps, int sm, bool wgmma)
     dots_ += count_dots(f->body);
   std::function<void(const ir::Block &)> count = [&](const ir::Block &blk) {
     for (const ir::Op *o : blk.ops) {
-      for (const ir::Value *v : o->operands) {
-        ++uses_[v];
+      for (const ir::Value *v : o->operands)
         users_[v].push_back(o);
-      }
       for (const ir::Block *r : o->regions)
         count(*r);
     }
@@ -146,7 +144,7 @@ void LayoutPlan::find_fragment_loads(const ir::Block &b) {
       EncodingPtr e = dot_layout(*d);
       for (int k = 0; k < 2 && e->kind == Encoding::Kind::Mma; ++k) {
         const ir::Op *l = d->operands[k]->def;
-        if (l && l->kind == OpKind::Load && uses_[d->operands[k]] == 1 &&
+        if (l && l->kind == OpKind::Load && only_user(d->operands[k]) &&
             std::find(body.begin(), body.end(), l) != body.end())
           dot_ptrs_.insert(l->operands[0]);
       }
@@ -231,8 +229,8 @@ EncodingPtr LayoutPlan::access_layout(const ir::Value *ptr) {
 }
 
 const ir::Op *LayoutPlan::only_user(const ir::Value *v) const {
-  auto n = uses_.find(v);
-  return n == uses_.end() || n->second != 1 ? nullptr : users_.at(v)[0];
+  auto it = users_.find(v);
+  return it == users_.end() || it->second.size() != 1 ? nullptr : it->second[0];
 }
 
 /// A 1-D load read only as `x[:, None]` / `x[None, :]` beside a tensor-core

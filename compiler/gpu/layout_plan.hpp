@@ -78,8 +78,7 @@ private:
   /// shared in L1), since every thread's 64-bit address per element would
   /// need more registers than the accumulator leaves.
   std::unordered_set<const ir::Value *> dot_ptrs_;
-  std::unordered_map<const ir::Value *, int> uses_;
-  std::unordered_map<const ir::Value *, std::vector<const ir::Op *>> users_;
+  std::unordered_map<const ir::Value *, std::vector<const ir::Op *>> users_; ///< an op per use
   std::unordered_set<const ir::Value *> asking_; ///< accumulator_slice in progress
   analysis::AxisInfoAnalysis axis_;
   std::unordered_map<const ir::Value *, EncodingPtr>
